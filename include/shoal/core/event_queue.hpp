@@ -1,0 +1,148 @@
+// Pending events of one rank, served in exact key order.
+//
+// A calendar of time buckets rather than one big heap: a push appends to the
+// bucket of its time (sequential writes), and a bucket is sorted only when the
+// run reaches it, so the events being served sit in one small sorted array and
+// the next few are known in advance (the engine prefetches their entities'
+// state). Events pushed for a time already reached go to a small heap that is
+// merged on the fly. When the buckets run out, the events beyond them are spread
+// over new buckets sized from their own count and time span, so the width
+// follows the model's event density.
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+#include "shoal/core/event.hpp"
+
+namespace shoal::core {
+
+class EventQueue {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+
+  /// The earliest pending event; the queue must not be empty.
+  const Event& top() const {
+    if (late_.empty()) return near_.back();
+    if (near_.empty() || before(late_.front(), near_.back())) return late_.front();
+    return near_.back();
+  }
+
+  /// The k-th event after top() among the sorted ones, or nullptr: a hint for
+  /// prefetching, not a promise of order (late pushes may come first).
+  const Event* peek_ahead(std::size_t k) const {
+    return near_.size() > k ? &near_[near_.size() - 1 - k] : nullptr;
+  }
+
+  void push(const Event& e) {
+    ++size_;
+    place(e);
+    if (near_.empty() && late_.empty()) refill();
+  }
+
+  void pop() {
+    --size_;
+    if (!late_.empty() && (near_.empty() || before(late_.front(), near_.back()))) {
+      std::pop_heap(late_.begin(), late_.end(), after);
+      late_.pop_back();
+    } else {
+      near_.pop_back();
+    }
+    if (near_.empty() && late_.empty() && size_ > 0) refill();
+  }
+
+  /// pop() then push(e).
+  void replace_top(const Event& e) {
+    pop();
+    push(e);
+  }
+
+ private:
+  static constexpr std::size_t kEventsPerBucket = 512;
+  static constexpr std::size_t kMaxBuckets = std::size_t{1} << 20;
+  static constexpr Time kNoTime = std::numeric_limits<Time>::min();
+
+  /// A function object, not a function pointer, so std::sort and the heap inline it.
+  struct After {
+    bool operator()(const Event& a, const Event& b) const { return before(b, a); }
+  };
+  static constexpr After after{};
+
+  void place(const Event& e) {
+    if (e.time < near_end_) {
+      late_.push_back(e);
+      std::push_heap(late_.begin(), late_.end(), after);
+    } else if (e.time < ring_end_) {
+      buckets_[static_cast<std::size_t>((e.time - base_) >> width_shift_)].push_back(e);
+    } else {
+      overflow_.push_back(e);
+    }
+  }
+
+  /// Moves the next non-empty bucket, sorted, into near_. Needs near_ and late_ empty.
+  void refill() {
+    while (cursor_ < buckets_.size() && buckets_[cursor_].empty()) ++cursor_;
+    if (cursor_ == buckets_.size()) {
+      spread_overflow();
+      while (buckets_[cursor_].empty()) ++cursor_;
+    }
+    std::vector<Event>& bucket = buckets_[cursor_];
+    std::sort(bucket.begin(), bucket.end(), after);  // latest first: serve from the back
+    near_.swap(bucket);                              // the old near_ (empty) keeps its capacity
+    ++cursor_;
+    near_end_ = bucket_start(cursor_);
+  }
+
+  Time bucket_start(std::size_t k) const {
+    const auto t = static_cast<__int128>(base_) + static_cast<__int128>(width_) * k;
+    return t > std::numeric_limits<Time>::max() ? std::numeric_limits<Time>::max()
+                                                : static_cast<Time>(t);
+  }
+
+  /// Spreads the overflow over fresh buckets that cover exactly its time span.
+  void spread_overflow() {
+    Time lo = overflow_.front().time;
+    Time hi = lo;
+    for (const Event& e : overflow_) {
+      lo = std::min(lo, e.time);
+      hi = std::max(hi, e.time);
+    }
+    const std::size_t count =
+        std::clamp<std::size_t>(overflow_.size() / kEventsPerBucket, 1, kMaxBuckets);
+    // Width: the smallest power of two that covers the span in `count` buckets, so a
+    // push finds its bucket with a shift; the bucket count shrinks to what is needed.
+    const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
+    width_shift_ = 0;
+    while ((std::uint64_t{1} << width_shift_) * count < span) ++width_shift_;
+    width_ = Time{1} << width_shift_;
+    const std::size_t used = static_cast<std::size_t>((span - 1) >> width_shift_) + 1;
+    for (std::size_t b = used; b < buckets_.size(); ++b) buckets_[b].clear();
+    buckets_.resize(used);
+    base_ = lo;
+    cursor_ = 0;
+    near_end_ = base_;  // anything pushed before the span goes to late_
+    ring_end_ = bucket_start(used);
+    for (const Event& e : overflow_) {
+      buckets_[static_cast<std::size_t>((e.time - base_) >> width_shift_)].push_back(e);
+    }
+    overflow_.clear();
+  }
+
+  std::size_t size_ = 0;
+  std::vector<Event> near_;  // sorted, earliest at the back
+  std::vector<Event> late_;  // min-heap of pushes for times before near_end_
+  std::vector<std::vector<Event>> buckets_;
+  std::vector<Event> overflow_;  // times at or after ring_end_
+  Time base_ = 0;
+  Time width_ = 1;
+  int width_shift_ = 0;
+  std::size_t cursor_ = 0;      // next bucket to serve
+  Time near_end_ = kNoTime;     // near_ and late_ hold times before this
+  Time ring_end_ = kNoTime;     // buckets hold times before this
+};
+
+}  // namespace shoal::core

@@ -1,0 +1,206 @@
+// The conservative parallel discrete-event engine.
+//
+// Each rank owns the entities its partition gives it and processes their events
+// in key order (time, source entity, source sequence). Ranks advance together in
+// windows [t0, t0 + L): t0 is the earliest pending event anywhere (so idle time is
+// skipped) and L the lookahead, the smallest latency of a link cut by the
+// partition. An event sent to another rank is at least L in the future, so it
+// always lands in a later window; it is batched per destination rank and merged
+// there by key. Every rank therefore processes exactly the events, in exactly the
+// order, that one rank would: results do not depend on the partition.
+//
+// A model is any type with `void handle(const Event&, Simulator&)` (and, optionally,
+// `void prefetch(const Event&) const` to warm the state an upcoming event will
+// touch); the loop is a template over it, so dispatch inlines (no virtual call
+// per event).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shoal/core/comm.hpp"
+#include "shoal/core/event.hpp"
+#include "shoal/core/event_queue.hpp"
+#include "shoal/core/layout.hpp"
+#include "shoal/core/partition.hpp"
+#include "shoal/core/progress.hpp"
+#include "shoal/core/random.hpp"
+
+namespace shoal::core {
+
+struct EngineOptions {
+  std::uint64_t seed = 1;
+  /// Events at or after this time are not processed; kTimeInfinity runs to exhaustion.
+  Time end_time = kTimeInfinity;
+  bool progress = true;
+  double progress_interval_seconds = 5.0;
+};
+
+/// Whole-run figures, identical on every rank after run() returns.
+struct RunSummary {
+  int ranks = 1;
+  std::string partition;
+  Time lookahead = kTimeInfinity;
+  Time simulated_time = 0;  // end time if reached, else the last event's time
+  std::int64_t events = 0;
+  std::int64_t remote_events = 0;  // events that crossed ranks
+  std::int64_t windows = 0;
+  double wall_seconds = 0;
+  double sync_share_mean = 0;  // share of a rank's loop time spent synchronizing
+  double sync_share_max = 0;
+  double events_per_second() const { return wall_seconds > 0 ? events / wall_seconds : 0; }
+};
+
+class Simulator {
+ public:
+  Simulator(const Comm& comm, const Layout& layout, const Partition& partition,
+            const EngineOptions& options);
+
+  // --- for models, inside handle() ---
+  Time now() const { return now_; }
+  /// The entity whose event is being handled.
+  EntityId current() const { return current_; }
+  /// The current entity's random stream.
+  Rng& rng() { return cores_[current_].rng; }
+
+  /// Schedules an event from the current entity to `target` at now() + delay.
+  /// delay >= 0; to another rank's entity it must be at least the lookahead.
+  void send(EntityId target, Time delay, std::uint32_t tag, std::uint64_t payload) {
+    if (delay < 0 || target >= entity_count_) [[unlikely]] reject_send(target, delay);
+    enqueue(current_, target, saturating_add(now_, delay), tag, payload);
+  }
+
+  // --- for models, before run() ---
+  bool owns(EntityId e) const { return entity_rank_[e] == rank_; }
+  Rng& rng(EntityId e) { return cores_[e].rng; }
+  /// An initial event from owned entity `source` at absolute time `time` >= 0.
+  void schedule_initial(EntityId source, EntityId target, Time time, std::uint32_t tag,
+                        std::uint64_t payload);
+
+  template <class Model>
+  RunSummary run(Model& model);
+
+  const Comm& comm() const { return comm_; }
+  const Layout& layout() const { return layout_; }
+  Time lookahead() const { return lookahead_; }
+  Time end_time() const { return end_time_; }
+  std::int64_t local_events() const { return events_; }
+
+ private:
+  using Clock = std::chrono::steady_clock;
+  static constexpr std::size_t kPrefetchDistance = 12;
+
+  void enqueue(EntityId source, EntityId target, Time time, std::uint32_t tag,
+               std::uint64_t payload) {
+    std::uint64_t& seq = cores_[source].sequence;
+    if (seq > kMaxSequence) [[unlikely]] reject_sequence(source);
+    const Event ev{time, make_tiebreak(source, seq++), target, tag, payload};
+    if (time >= end_time_) return;  // never processed: keep the queue small
+    const int owner = single_rank_ ? 0 : entity_rank_[target];
+    if (owner == rank_) {
+      if (replace_top_pending_) {
+        queue_.replace_top(ev);
+        replace_top_pending_ = false;
+      } else {
+        queue_.push(ev);
+      }
+    } else {
+      if (time < window_end_) [[unlikely]] reject_lookahead(ev);
+      outboxes_[static_cast<std::size_t>(owner)].push_back(ev);
+      if (time < next_outgoing_) next_outgoing_ = time;
+      ++remote_sent_;
+    }
+  }
+
+  /// Exchanges window slots and events; returns the earliest pending event anywhere.
+  Time synchronize();
+  RunSummary summarize(double wall_seconds, double sync_seconds, double work_seconds) const;
+  [[noreturn]] void reject_send(EntityId target, Time delay) const;
+  [[noreturn]] void reject_sequence(EntityId source) const;
+  [[noreturn]] void reject_lookahead(const Event& ev) const;
+
+  const Comm& comm_;
+  const Layout& layout_;
+  std::string partition_name_;
+  EntityId entity_count_;
+  int rank_;
+  bool single_rank_;                      // every entity is local: skip the owner lookup
+  std::vector<std::uint16_t> entity_rank_;  // 2 bytes: the send path's table stays in cache
+  /// An entity's engine state, together so that handling an event touches one place.
+  struct alignas(64) EntityCore {  // one cache line each
+    Rng rng;
+    std::uint64_t sequence = 0;  // events this entity has sent
+  };
+  std::vector<EntityCore> cores_;
+  Time lookahead_;
+  Time end_time_;
+  EngineOptions options_;
+
+  EventQueue queue_;
+  std::vector<std::vector<Event>> outboxes_;
+  std::vector<Event> inbox_;
+  std::vector<WindowSlot> slots_out_, slots_in_;
+
+  Time now_ = 0;
+  EntityId current_ = 0;
+  bool replace_top_pending_ = false;
+  Time window_end_ = 0;
+  Time next_outgoing_ = kTimeInfinity;
+  Time last_event_time_ = 0;
+  std::int64_t events_ = 0;
+  std::int64_t remote_sent_ = 0;
+  std::int64_t windows_ = 0;
+  std::int64_t global_events_ = 0;  // all ranks, as of the last synchronization
+  std::int64_t events_at_sync_ = 0;
+  bool reached_end_time_ = false;
+  Progress progress_;
+};
+
+template <class Model>
+RunSummary Simulator::run(Model& model) {
+  const auto start = Clock::now();
+  double sync_seconds = 0;
+  double work_seconds = 0;
+  auto mark = start;
+  for (;;) {
+    const Time next = synchronize();
+    const auto synced = Clock::now();
+    sync_seconds += std::chrono::duration<double>(synced - mark).count();
+    mark = synced;
+    progress_.update(next == kTimeInfinity ? last_event_time_ : next, global_events_);
+    if (next >= end_time_) {
+      reached_end_time_ = next != kTimeInfinity;
+      break;
+    }
+    window_end_ = std::min(saturating_add(next, lookahead_), end_time_);
+    ++windows_;
+    const std::int64_t ranks = comm_.size();
+    while (!queue_.empty() && queue_.top().time < window_end_) {
+      // The entity state of an event a few places on is fetched while this one runs.
+      if (const Event* soon = queue_.peek_ahead(kPrefetchDistance)) {
+        __builtin_prefetch(&cores_[soon->target]);
+        if constexpr (requires { model.prefetch(*soon); }) model.prefetch(*soon);
+      }
+      const Event ev = queue_.top();
+      now_ = ev.time;
+      current_ = ev.target;
+      replace_top_pending_ = true;
+      model.handle(ev, *this);
+      if (replace_top_pending_) queue_.pop();
+      replace_top_pending_ = false;
+      if ((++events_ & 0xFFFF) == 0) [[unlikely]] {
+        progress_.update(now_, global_events_ + (events_ - events_at_sync_) * ranks);
+      }
+    }
+    if (events_ > 0) last_event_time_ = std::max(last_event_time_, now_);
+    const auto worked = Clock::now();
+    work_seconds += std::chrono::duration<double>(worked - mark).count();
+    mark = worked;
+  }
+  const double wall = std::chrono::duration<double>(Clock::now() - start).count();
+  return summarize(wall, sync_seconds, work_seconds);
+}
+
+}  // namespace shoal::core

@@ -1,0 +1,191 @@
+// `shoal bench phold` and `shoal partition phold`.
+#include <fmt/format.h>
+
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <optional>
+
+#include "commands.hpp"
+#include "guard.hpp"
+#include "shoal/bench/phold.hpp"
+#include "shoal/core/error.hpp"
+#include "shoal/core/partition.hpp"
+#include "shoal/core/simulator.hpp"
+
+namespace shoal::cli {
+namespace {
+
+struct PholdArgs {
+  std::uint32_t entities = 100'000;
+  std::uint32_t blocks = 4;
+  std::uint32_t initial_events = 1;
+  double remote = 0.1;
+  std::string lookahead = "1us";
+  std::string mean_delay = "1us";
+  std::string end = "200us";
+  std::uint64_t seed = 1;
+  std::string strategy = "block";
+  std::string partition_file;
+  double progress_interval = 5.0;
+  // partition phold only
+  int ranks = 1;
+  std::string output;
+};
+
+/// Parses a unit option, naming the option in the error.
+Time time_option(std::string_view option, const std::string& text) {
+  try {
+    return parse_time(text);
+  } catch (const Error& e) {
+    throw Error("option " + std::string(option) + ": " + e.what());
+  }
+}
+
+bench::PholdConfig to_config(const PholdArgs& a) {
+  bench::PholdConfig c;
+  c.entities = a.entities;
+  c.blocks = a.blocks;
+  c.initial_events = a.initial_events;
+  c.remote = a.remote;
+  c.lookahead = time_option("--lookahead", a.lookahead);
+  c.mean_delay = time_option("--mean-delay", a.mean_delay);
+  c.end_time = time_option("--end", a.end);
+  c.seed = a.seed;
+  bench::validate(c);
+  return c;
+}
+
+void add_shape_options(CLI::App* cmd, PholdArgs& a) {
+  cmd->add_option("--entities", a.entities, "Number of entities (logical processes)")
+      ->capture_default_str();
+  cmd->add_option("--blocks", a.blocks,
+                  "Blocks of entities; a block is never split across ranks, so results do not "
+                  "depend on the rank count (ranks <= blocks)")
+      ->capture_default_str();
+}
+
+int bench_phold(const core::Comm& world, const PholdArgs& args, const GlobalOptions& global) {
+  bench::PholdConfig config;
+  std::optional<core::Layout> layout;
+  std::optional<core::Partition> partition;
+  std::unique_ptr<core::Simulator> sim;
+  std::unique_ptr<bench::Phold> model;
+  const bool ready = setup_everywhere(world, [&] {
+    config = to_config(args);
+    layout.emplace(bench::phold_layout(config));
+    partition.emplace(args.partition_file.empty()
+                          ? core::Partition::from_strategy(*layout, world.size(),
+                                                           core::parse_strategy(args.strategy))
+                          : core::Partition::from_file(args.partition_file, *layout, world.size()));
+    core::EngineOptions options;
+    options.seed = config.seed;
+    options.end_time = config.end_time;
+    options.progress = !global.quiet;
+    options.progress_interval_seconds = args.progress_interval;
+    sim = std::make_unique<core::Simulator>(world, *layout, *partition, options);
+    model = std::make_unique<bench::Phold>(config, *layout);
+    model->initialize(*sim);
+  });
+  if (!ready) return 1;
+  return run_or_abort(world, [&] {
+    const core::RunSummary s = sim->run(*model);
+    const std::uint64_t checksum = model->checksum(world);
+    if (world.rank() != 0) return 0;
+    fmt::print("PHOLD benchmark\n");
+    fmt::print("  entities:        {} in {} blocks, {} initial event(s) each\n", config.entities,
+               config.blocks, config.initial_events);
+    fmt::print("  remote fraction: {}\n", config.remote);
+    fmt::print("  delay:           lookahead {} + Exp(mean {}), end {}, seed {}\n",
+               format_time(config.lookahead), format_time(config.mean_delay),
+               format_time(config.end_time), config.seed);
+    fmt::print("  ranks:           {} (partition: {})\n", s.ranks, s.partition);
+    fmt::print("  lookahead:       {}\n", format_time(s.lookahead));
+    fmt::print("  simulated time:  {}\n", format_time(s.simulated_time));
+    fmt::print("  events:          {}\n", s.events);
+    fmt::print("  remote events:   {} ({:.2f}% crossed ranks)\n", s.remote_events,
+               s.events > 0 ? 100.0 * static_cast<double>(s.remote_events) / s.events : 0.0);
+    fmt::print("  windows:         {}\n", s.windows);
+    fmt::print("  wall time:       {:.3f} s\n", s.wall_seconds);
+    fmt::print("  event rate:      {:.3f} M events/s\n", s.events_per_second() / 1e6);
+    fmt::print("  sync share:      {:.1f}% mean, {:.1f}% max over ranks\n",
+               100.0 * s.sync_share_mean, 100.0 * s.sync_share_max);
+    fmt::print("  checksum:        {:#018x}\n", checksum);
+    return 0;
+  });
+}
+
+int partition_phold(const core::Comm& world, const PholdArgs& args) {
+  if (world.rank() != 0) return 0;  // one writer, whatever the launch
+  return run_or_abort(world, [&] {
+    bench::PholdConfig config;
+    config.entities = args.entities;
+    config.blocks = args.blocks;
+    config.remote = 0;
+    bench::validate(config);
+    const core::Layout layout = bench::phold_layout(config);
+    const core::Partition partition =
+        core::Partition::from_strategy(layout, args.ranks, core::parse_strategy(args.strategy));
+    if (args.output == "-") {
+      partition.write(std::cout, layout);
+    } else {
+      std::ofstream out(args.output);
+      if (!out) throw Error("cannot write partition file " + args.output);
+      partition.write(out, layout);
+      out.close();
+      if (!out) throw Error("writing partition file " + args.output + " failed");
+    }
+    return 0;
+  });
+}
+
+}  // namespace
+
+void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOptions& global,
+                        Action& action) {
+  auto args = std::make_shared<PholdArgs>();
+
+  CLI::App* run = bench.add_subcommand(
+      "phold",
+      "PHOLD, the standard PDES benchmark: every event schedules one more at a random "
+      "entity after lookahead + Exp(mean delay); a fraction --remote goes to another block. "
+      "Run under mpirun for several ranks; the checksum is identical for any rank count.");
+  add_shape_options(run, *args);
+  run->add_option("--init", args->initial_events, "Initial events per entity")->capture_default_str();
+  run->add_option("--remote", args->remote, "Fraction of events sent to another block, 0..1")
+      ->capture_default_str();
+  run->add_option("--lookahead", args->lookahead,
+                  "Latency of the links between blocks and minimum event delay (e.g. 1us)")
+      ->capture_default_str();
+  run->add_option("--mean-delay", args->mean_delay,
+                  "Mean of the exponential delay added to the lookahead (0 puts every event "
+                  "on a window edge)")
+      ->capture_default_str();
+  run->add_option("--end", args->end, "Simulated time to stop at (e.g. 200us)")->capture_default_str();
+  run->add_option("--seed", args->seed, "Run seed; every entity's stream derives from it")
+      ->capture_default_str();
+  auto* strategy = run->add_option("--strategy", args->strategy,
+                                   "Partition strategy: block or round-robin (over blocks)")
+                       ->capture_default_str();
+  run->add_option("--partition", args->partition_file,
+                  "Partition file (from `shoal partition phold`) instead of a strategy")
+      ->excludes(strategy);
+  run->add_option("--progress-interval", args->progress_interval,
+                  "Seconds between progress lines (--quiet turns them off)")
+      ->capture_default_str();
+  run->callback([&action, &global, args] {
+    action = [&global, args](const core::Comm& world) { return bench_phold(world, *args, global); };
+  });
+
+  CLI::App* part = partition.add_subcommand(
+      "phold", "Write a partition file for a PHOLD model of the given shape");
+  add_shape_options(part, *args);
+  part->add_option("--ranks", args->ranks, "Rank count the partition is for")->required();
+  part->add_option("--strategy", args->strategy, "block or round-robin")->capture_default_str();
+  part->add_option("-o,--output", args->output, "File to write (- for standard output)")->required();
+  part->callback([&action, args] {
+    action = [args](const core::Comm& world) { return partition_phold(world, *args); };
+  });
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,120 @@
+#include "shoal/core/simulator.hpp"
+
+#include <algorithm>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::core {
+
+Simulator::Simulator(const Comm& comm, const Layout& layout, const Partition& partition,
+                     const EngineOptions& options)
+    : comm_(comm),
+      layout_(layout),
+      partition_name_(partition.description()),
+      entity_count_(layout.entity_count()),
+      rank_(comm.rank()),
+      single_rank_(comm.size() == 1),
+      cores_(layout.entity_count()),
+      lookahead_(core::lookahead(layout, partition)),
+      end_time_(options.end_time),
+      options_(options),
+      outboxes_(static_cast<std::size_t>(comm.size())),
+      slots_out_(static_cast<std::size_t>(comm.size())),
+      slots_in_(static_cast<std::size_t>(comm.size())),
+      progress_(options.progress && comm.rank() == 0, options.progress_interval_seconds,
+                options.end_time) {
+  if (partition.ranks() != comm.size()) {
+    throw Error("partition '" + partition.description() + "' is for " +
+                std::to_string(partition.ranks()) + " ranks, but the run has " +
+                std::to_string(comm.size()));
+  }
+  if (options.end_time <= 0) throw Error("end time must be positive");
+  if (comm.size() > 65535) throw Error("at most 65535 ranks are supported");
+  const std::vector<std::int32_t> ranks = partition.entity_ranks(layout);
+  entity_rank_.assign(ranks.begin(), ranks.end());
+  for (EntityId e = 0; e < entity_count_; ++e) {
+    if (owns(e)) cores_[e].rng = Rng(options.seed, e);
+  }
+}
+
+void Simulator::schedule_initial(EntityId source, EntityId target, Time time, std::uint32_t tag,
+                                 std::uint64_t payload) {
+  if (source >= entity_count_ || !owns(source)) {
+    throw Error("initial event from entity " + std::to_string(source) +
+                ", which this rank does not own");
+  }
+  if (target >= entity_count_ || time < 0) reject_send(target, time);
+  enqueue(source, target, time, tag, payload);
+}
+
+Time Simulator::synchronize() {
+  const Time local_next = queue_.empty() ? kTimeInfinity : queue_.top().time;
+  if (comm_.size() == 1) {
+    global_events_ = events_;
+    events_at_sync_ = events_;
+    return local_next;
+  }
+  const Time mine = std::min(local_next, next_outgoing_);
+  for (std::size_t r = 0; r < outboxes_.size(); ++r) {
+    slots_out_[r] = {static_cast<std::int64_t>(outboxes_[r].size()), mine, events_, 0};
+  }
+  comm_.exchange_slots(slots_out_, slots_in_);
+  Time global_next = kTimeInfinity;
+  std::int64_t total_events = 0;
+  for (const WindowSlot& slot : slots_in_) {
+    global_next = std::min(global_next, slot.next_time);
+    total_events += slot.events;
+  }
+  inbox_.clear();
+  comm_.exchange_events(outboxes_, slots_in_, inbox_);
+  // Arrival order is irrelevant: the queue orders by key.
+  for (const Event& ev : inbox_) queue_.push(ev);
+  for (auto& box : outboxes_) box.clear();
+  next_outgoing_ = kTimeInfinity;
+  global_events_ = total_events;
+  events_at_sync_ = events_;
+  return global_next;
+}
+
+RunSummary Simulator::summarize(double wall_seconds, double sync_seconds,
+                                double work_seconds) const {
+  RunSummary s;
+  s.ranks = comm_.size();
+  s.partition = partition_name_;
+  s.lookahead = lookahead_;
+  s.events = comm_.sum(events_);
+  s.remote_events = comm_.sum(remote_sent_);
+  s.windows = windows_;
+  s.wall_seconds = comm_.max(wall_seconds);
+  const double loop = sync_seconds + work_seconds;
+  const double share = loop > 0 ? sync_seconds / loop : 0.0;
+  s.sync_share_mean = comm_.sum(share) / comm_.size();
+  s.sync_share_max = comm_.max(share);
+  s.simulated_time = reached_end_time_ ? end_time_ : comm_.max(last_event_time_);
+  return s;
+}
+
+void Simulator::reject_send(EntityId target, Time delay) const {
+  if (target >= entity_count_) {
+    throw Error("entity " + std::to_string(current_) + " sent an event to entity " +
+                std::to_string(target) + ", which does not exist (" +
+                std::to_string(entity_count_) + " entities)");
+  }
+  throw Error("entity " + std::to_string(current_) + " scheduled an event in the past (delay " +
+              std::to_string(delay) + " ps)");
+}
+
+void Simulator::reject_sequence(EntityId source) const {
+  throw Error("entity " + std::to_string(source) + " sent more than 2^" +
+              std::to_string(kSequenceBits) + " events; the event key cannot order more");
+}
+
+void Simulator::reject_lookahead(const Event& ev) const {
+  throw Error("entity " + std::to_string(ev.source()) + " sent an event to entity " +
+              std::to_string(ev.target) + " on rank " + std::to_string(entity_rank_[ev.target]) +
+              " at " + format_time(ev.time) + ", inside the lookahead window ending at " +
+              format_time(window_end_) + " (the model's latency to it is below the declared " +
+              "link latency of " + format_time(lookahead_) + ")");
+}
+
+}  // namespace shoal::core
