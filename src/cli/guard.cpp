@@ -1,4 +1,4 @@
-#include "guard.hpp"
+#include "shoal/cli/guard.hpp"
 
 #include <cstdio>
 #include <exception>

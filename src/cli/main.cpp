@@ -7,7 +7,7 @@
 #include <cstdio>
 
 #include "commands.hpp"
-#include "guard.hpp"
+#include "shoal/cli/guard.hpp"
 #include "shoal/core/comm.hpp"
 #include "shoal/io/build_info.hpp"
 

@@ -7,7 +7,7 @@
 #include <optional>
 
 #include "commands.hpp"
-#include "guard.hpp"
+#include "shoal/cli/guard.hpp"
 #include "shoal/bench/phold.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/partition.hpp"

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Installs what is missing, builds, and runs the whole test suite through ctest:
+#   1. Release build (build/): unit, MPI (1-4 ranks), parallel HDF5 and CLI tests;
+#   2. ASan + UBSan build (build-asan/) of the unit tests.
+# Exits non-zero on any failure.
+set -euo pipefail
+cd "$(dirname "$0")"
+tools/install-deps
+jobs=$(nproc)
+
+echo "== Release build and full suite =="
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DSHOAL_BUILD_TESTS=ON >/dev/null
+cmake --build build -j"$jobs"
+ctest --test-dir build --output-on-failure -j"$jobs"
+
+if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
+  echo "== ASan + UBSan build of the unit tests =="
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSHOAL_SANITIZE=ON -DSHOAL_UNIT_TESTS_ONLY=ON >/dev/null
+  cmake --build build-asan -j"$jobs"
+  # Open MPI's own start-up allocations are not ours: suppress leaks inside its libraries only.
+  export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0"
+  export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+  ctest --test-dir build-asan --output-on-failure
+fi
+echo "test.sh: all tests passed"

@@ -1,0 +1,70 @@
+#!/usr/bin/env bash
+# Bad input and run-time faults: each must end with exactly one
+# "shoal: error:" line that says what is wrong, a non-zero exit, and no hang,
+# at one rank and under mpirun.
+# Usage: bad_input.sh SHOAL MPIRUN FAULT_PROBE WORKDIR
+set -uo pipefail
+shoal=$1 mpirun=$2 probe=$3 dir=$4
+mkdir -p "$dir"
+passed=0 failed=0
+
+# expect_error NAME SUBSTRING COMMAND...
+expect_error() {
+  local name=$1 want=$2; shift 2
+  local err rc lines
+  err=$("$@" 2>&1 >/dev/null)
+  rc=$?
+  lines=$(grep -c '^shoal: error:' <<<"$err")
+  if [ "$rc" -eq 0 ]; then
+    echo "FAIL $name: exit 0"; failed=$((failed + 1))
+  elif [ "$rc" -eq 124 ]; then
+    echo "FAIL $name: hung (killed after 120 s)"; failed=$((failed + 1))
+  elif [ "$lines" -ne 1 ]; then
+    echo "FAIL $name: $lines error lines, expected 1:"; echo "$err"; failed=$((failed + 1))
+  elif ! grep '^shoal: error:' <<<"$err" | grep -qF -- "$want"; then
+    echo "FAIL $name: error line lacks '$want':"; grep '^shoal: error:' <<<"$err"; failed=$((failed + 1))
+  else
+    echo "ok   $name (exit $rc): $(grep '^shoal: error:' <<<"$err")"; passed=$((passed + 1))
+  fi
+}
+
+# Each launch is bounded: a hang shows as exit 124.
+run1() { timeout 120 "$shoal" "$@"; }
+run2() { timeout 120 "$mpirun" -np 2 "$shoal" "$@"; }
+run3() { timeout 120 "$mpirun" -np 3 "$shoal" "$@"; }
+run4() { timeout 120 "$mpirun" -np 4 "$shoal" "$@"; }
+probe() { timeout 120 "$mpirun" -np "$1" "$probe"; }
+
+expect_error unknown-option "--frobnicate" run1 bench phold --frobnicate
+expect_error unknown-option-mpi "--frobnicate" run2 bench phold --frobnicate
+expect_error no-command "subcommand" run1
+expect_error bad-unit 'option --lookahead: invalid duration "1xs": unknown unit "xs"' run2 bench phold --lookahead 1xs
+expect_error missing-unit 'option --end: invalid duration "100": missing unit' run1 bench phold --end 100
+expect_error bad-fraction "--remote must be a fraction" run2 bench phold --remote 1.5
+expect_error too-few-blocks "2 atoms cannot fill 4 ranks" run4 bench phold --blocks 2 --entities 100
+expect_error zero-latency-cut "link block 0 -> block 2 crosses ranks 0 and 1 with latency 0 s" \
+  run2 bench phold --entities 1000 --lookahead 0us --end 10us
+
+echo "hello" >"$dir/garbled.part"
+expect_error garbled-partition "partition file $dir/garbled.part, line 1: not a Shoal partition file" \
+  run2 bench phold --entities 1000 --partition "$dir/garbled.part"
+expect_error missing-partition "partition file $dir/none.part: cannot be opened" \
+  run2 bench phold --entities 1000 --partition "$dir/none.part"
+
+"$shoal" partition phold --entities 1000 --blocks 4 --ranks 2 -o "$dir/two.part"
+expect_error partition-rank-count "made for 2 ranks, this run has 3" \
+  run3 bench phold --entities 1000 --partition "$dir/two.part"
+expect_error partition-topology "made for topology 'phold entities=1000 blocks=4', but this run is 'phold entities=2000 blocks=4'" \
+  run2 bench phold --entities 2000 --partition "$dir/two.part"
+sed 's/^0 499 0$/0 300 0/; s/^500 999 1$/301 999 1/' "$dir/two.part" >"$dir/split.part"
+expect_error partition-splits-atom "entity 300 splits block 1" \
+  run2 bench phold --entities 1000 --partition "$dir/split.part"
+sed 's/^500 999 1$/500 999 7/' "$dir/two.part" >"$dir/rank.part"
+expect_error partition-bad-rank "rank 7 is outside 0..1" \
+  run2 bench phold --entities 1000 --partition "$dir/rank.part"
+
+expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
+expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]

@@ -1,0 +1,149 @@
+// The engine at N ranks processes, at every entity, exactly the events of the
+// one-rank run, in the same order: per-entity histories are compared with a
+// serial run of the same model made on each rank over MPI_COMM_SELF.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "shoal/core/comm.hpp"
+#include "shoal/core/error.hpp"
+#include "shoal/core/layout.hpp"
+#include "shoal/core/partition.hpp"
+#include "shoal/core/simulator.hpp"
+
+namespace shoal::core {
+namespace {
+
+constexpr Time kLatency = 1000;  // ps, between any two atoms
+
+/// Atoms of uneven sizes, every pair linked with latency kLatency.
+Layout make_layout() {
+  const std::vector<EntityId> sizes{5, 9, 3, 7, 11, 4, 6, 8, 2, 10, 5, 7};
+  std::vector<std::string> names;
+  for (std::size_t a = 0; a < sizes.size(); ++a) names.push_back("atom " + std::to_string(a));
+  Layout layout("mpi-test", sizes, names);
+  for (AtomId a = 0; a < sizes.size(); ++a) {
+    for (AtomId b = 0; b < sizes.size(); ++b) {
+      if (a != b) layout.add_link(a, b, kLatency);
+    }
+  }
+  return layout;
+}
+
+/// Sends to other atoms exactly on the window edge (delay = latency) or later,
+/// inside its atom with any delay >= 0, and chains zero-delay self events, so
+/// ties, window edges and same-time bursts all occur.
+struct Gossip {
+  const Layout& layout;
+  std::vector<std::uint64_t> history;
+  std::vector<std::uint64_t> count;
+
+  explicit Gossip(const Layout& l) : layout(l), history(l.entity_count(), 0), count(l.entity_count(), 0) {}
+
+  void initialize(Simulator& sim) {
+    for (EntityId e = 0; e < layout.entity_count(); ++e) {
+      if (!sim.owns(e)) continue;
+      for (int k = 0; k < 2; ++k) sim.schedule_initial(e, e, sim.rng(e).below(3) * kLatency, 0, 0);
+    }
+  }
+
+  void handle(const Event& ev, Simulator& sim) {
+    std::uint64_t& h = history[ev.target];
+    h = mix64(h ^ static_cast<std::uint64_t>(ev.time));
+    h = mix64(h ^ ev.tiebreak);
+    h = mix64(h ^ ev.payload);
+    ++count[ev.target];
+    Rng& rng = sim.rng();
+    const AtomId atom = layout.atom_of(ev.target);
+    auto other_atom_entity = [&] {
+      AtomId to = static_cast<AtomId>(rng.below(layout.atom_count() - 1));
+      if (to >= atom) ++to;
+      return layout.atom_begin(to) + static_cast<EntityId>(rng.below(layout.atom_end(to) - layout.atom_begin(to)));
+    };
+    if (ev.payload < 2 && rng.below(4) == 0) {
+      sim.send(ev.target, 0, 1, ev.payload + 1);  // same time, same entity
+      return;
+    }
+    switch (rng.below(4)) {
+      case 0:
+        sim.send(other_atom_entity(), kLatency, 0, 0);  // exactly the window edge
+        break;
+      case 1:
+        sim.send(other_atom_entity(), kLatency + rng.below(3) * 500, 0, 0);
+        break;
+      default: {
+        const EntityId begin = layout.atom_begin(atom);
+        const EntityId local = begin + static_cast<EntityId>(rng.below(layout.atom_end(atom) - begin));
+        sim.send(local, rng.below(3) * 700, 0, 0);  // may be 0: same time, another entity
+      }
+    }
+  }
+};
+
+struct Outcome {
+  std::vector<std::uint64_t> history;  // on rank 0 only
+  std::vector<std::uint64_t> count;
+  RunSummary summary;
+};
+
+Outcome run_model(const Comm& comm, const Layout& layout, const Partition& partition, Time end) {
+  EngineOptions options;
+  options.seed = 42;
+  options.end_time = end;
+  options.progress = false;
+  Simulator sim(comm, layout, partition, options);
+  Gossip model(layout);
+  model.initialize(sim);
+  Outcome out;
+  out.summary = sim.run(model);
+  out.history.resize(layout.entity_count());
+  out.count.resize(layout.entity_count());
+  comm.sum_to_root(model.history, out.history);
+  comm.sum_to_root(model.count, out.count);
+  return out;
+}
+
+void expect_same_as_serial(Strategy strategy, Time end) {
+  const Comm world = Comm::world();
+  const Comm self = Comm::self();
+  const Layout layout = make_layout();
+  const Outcome parallel =
+      run_model(world, layout, Partition::from_strategy(layout, world.size(), strategy), end);
+  const Outcome serial =
+      run_model(self, layout, Partition::from_strategy(layout, 1, Strategy::kBlock), end);
+  EXPECT_EQ(parallel.summary.events, serial.summary.events);
+  EXPECT_EQ(parallel.summary.simulated_time, serial.summary.simulated_time);
+  if (world.size() > 1) {
+    EXPECT_EQ(parallel.summary.lookahead, kLatency);
+    EXPECT_GT(parallel.summary.remote_events, 0);
+  }
+  if (world.rank() != 0) return;
+  EXPECT_GT(serial.summary.events, 1000);
+  for (EntityId e = 0; e < layout.entity_count(); ++e) {
+    EXPECT_EQ(parallel.count[e], serial.count[e]) << "entity " << e;
+    EXPECT_EQ(parallel.history[e], serial.history[e]) << "entity " << e;
+  }
+}
+
+TEST(EngineMpi, BlockPartitionMatchesSerialRun) { expect_same_as_serial(Strategy::kBlock, 200 * kLatency + 333); }
+
+TEST(EngineMpi, RoundRobinPartitionMatchesSerialRun) {
+  expect_same_as_serial(Strategy::kRoundRobin, 200 * kLatency + 333);
+}
+
+TEST(EngineMpi, EndTimeOnAWindowEdge) { expect_same_as_serial(Strategy::kBlock, 150 * kLatency); }
+
+TEST(EngineMpi, ZeroLatencyCutLinkIsRejectedOnEveryRank) {
+  const Comm world = Comm::world();
+  Layout layout("zero", {2, 2, 2, 2}, {"a0", "a1", "a2", "a3"});
+  layout.add_link(0, 3, 0);
+  const Partition partition = Partition::from_strategy(layout, world.size(), Strategy::kBlock);
+  if (world.size() == 1) {
+    EXPECT_EQ(lookahead(layout, partition), kTimeInfinity);
+  } else {
+    EXPECT_THROW(lookahead(layout, partition), shoal::Error);
+  }
+}
+
+}  // namespace
+}  // namespace shoal::core
