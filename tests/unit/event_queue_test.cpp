@@ -1,0 +1,374 @@
+// The calendar event queue against a reference ordered set: every top() must be the
+// smallest pending event by before() (time, then tiebreak), whatever the push pattern.
+#include "shoal/core/event_queue.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "shoal/core/random.hpp"
+
+namespace shoal::core {
+namespace {
+
+struct Before {
+  bool operator()(const Event& a, const Event& b) const { return before(a, b); }
+};
+
+std::string describe(const Event& e) {
+  return "{time " + std::to_string(e.time) + ", source " + std::to_string(e.source()) +
+         ", seq " + std::to_string(e.sequence()) + ", payload " + std::to_string(e.payload) + "}";
+}
+
+bool same(const Event& a, const Event& b) {
+  return a.time == b.time && a.tiebreak == b.tiebreak && a.target == b.target && a.tag == b.tag &&
+         a.payload == b.payload;
+}
+
+/// An EventQueue and a std::set holding the same events; every operation is applied to
+/// both and the queue's top and size are compared with the set's after each one.
+class Checked {
+ public:
+  explicit Checked(std::uint64_t seed) : rng_(seed, 0) {}
+
+  /// A fresh event with a unique key: a random source, a per-queue sequence number.
+  Event make(Time time, EntityId sources = 1000) {
+    Event e;
+    e.time = time;
+    e.tiebreak = make_tiebreak(static_cast<EntityId>(rng_.below(sources)), next_sequence_++);
+    e.target = static_cast<EntityId>(rng_.below(64));
+    e.tag = static_cast<std::uint32_t>(next_sequence_ % 7);
+    e.payload = next_sequence_ * 31;
+    return e;
+  }
+
+  ::testing::AssertionResult push(const Event& e) {
+    queue_.push(e);
+    ref_.insert(e);
+    ++pushes_;
+    return check("push " + describe(e));
+  }
+
+  ::testing::AssertionResult pop() {
+    if (ref_.empty()) return ::testing::AssertionFailure() << "pop on an empty reference";
+    const Event expected = *ref_.begin();
+    const Event got = queue_.top();
+    queue_.pop();
+    ref_.erase(ref_.begin());
+    popped_.push_back(got);
+    if (!same(got, expected)) {
+      return ::testing::AssertionFailure() << "pop #" << popped_.size() << " returned "
+                                           << describe(got) << ", expected " << describe(expected);
+    }
+    return check("pop");
+  }
+
+  ::testing::AssertionResult replace_top(const Event& e) {
+    if (ref_.empty()) return ::testing::AssertionFailure() << "replace_top on an empty reference";
+    const Event expected = *ref_.begin();
+    const Event got = queue_.top();
+    queue_.replace_top(e);
+    ref_.erase(ref_.begin());
+    ref_.insert(e);
+    ++pushes_;
+    popped_.push_back(got);
+    if (!same(got, expected)) {
+      return ::testing::AssertionFailure() << "replace_top removed " << describe(got)
+                                           << ", expected " << describe(expected);
+    }
+    return check("replace_top with " + describe(e));
+  }
+
+  ::testing::AssertionResult drain() {
+    while (!ref_.empty()) {
+      if (auto r = pop(); !r) return r;
+    }
+    return check("drain");
+  }
+
+  const EventQueue& queue() const { return queue_; }
+  const std::set<Event, Before>& ref() const { return ref_; }
+  const std::vector<Event>& popped() const { return popped_; }
+  std::size_t pushes() const { return pushes_; }
+  Rng& rng() { return rng_; }
+
+ private:
+  ::testing::AssertionResult check(const std::string& after) const {
+    if (queue_.size() != ref_.size()) {
+      return ::testing::AssertionFailure() << "after " << after << ": size " << queue_.size()
+                                           << ", expected " << ref_.size();
+    }
+    if (queue_.empty() != ref_.empty()) {
+      return ::testing::AssertionFailure() << "after " << after << ": empty() is wrong";
+    }
+    if (!ref_.empty() && !same(queue_.top(), *ref_.begin())) {
+      return ::testing::AssertionFailure() << "after " << after << ": top " << describe(queue_.top())
+                                           << ", expected " << describe(*ref_.begin());
+    }
+    return ::testing::AssertionSuccess();
+  }
+
+  Rng rng_;
+  EventQueue queue_;
+  std::set<Event, Before> ref_;
+  std::vector<Event> popped_;
+  std::uint64_t next_sequence_ = 0;
+  std::size_t pushes_ = 0;
+};
+
+TEST(EventQueue, StartsEmpty) {
+  EventQueue q;
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.size(), 0u);
+  EXPECT_EQ(q.peek_ahead(0), nullptr);
+}
+
+TEST(EventQueue, SingleEvent) {
+  EventQueue q;
+  Event e;
+  e.time = 123;
+  e.tiebreak = make_tiebreak(4, 5);
+  e.target = 6;
+  e.tag = 7;
+  e.payload = 8;
+  q.push(e);
+  EXPECT_FALSE(q.empty());
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_TRUE(same(q.top(), e));
+  q.pop();
+  EXPECT_TRUE(q.empty());
+  EXPECT_EQ(q.size(), 0u);
+  // Reusable after running dry, including at an earlier time than before.
+  e.time = 5;
+  q.push(e);
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_EQ(q.top().time, 5);
+  q.pop();
+  EXPECT_TRUE(q.empty());
+}
+
+TEST(EventQueue, ReplaceTopOnSingleEvent) {
+  EventQueue q;
+  Event a;
+  a.time = 10;
+  a.tiebreak = make_tiebreak(0, 0);
+  Event b = a;
+  b.time = 10;
+  b.tiebreak = make_tiebreak(0, 1);
+  q.push(a);
+  q.replace_top(b);
+  EXPECT_EQ(q.size(), 1u);
+  EXPECT_EQ(q.top().tiebreak, b.tiebreak);
+}
+
+/// Pushes everything, then pops everything: the order must be std::sort by before().
+void push_all_then_pop(std::uint64_t seed, std::size_t n, Time max_time, EntityId sources) {
+  Checked c(seed);
+  std::vector<Event> all;
+  all.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    const Event e = c.make(static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(max_time))),
+                           sources);
+    all.push_back(e);
+    ASSERT_TRUE(c.push(e));
+  }
+  ASSERT_EQ(c.queue().size(), n);
+  ASSERT_TRUE(c.drain());
+  std::sort(all.begin(), all.end(), before);
+  ASSERT_EQ(c.popped().size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    ASSERT_TRUE(same(c.popped()[i], all[i])) << i;
+  }
+  EXPECT_TRUE(c.queue().empty());
+}
+
+TEST(EventQueue, HundredThousandEventsPopInSortedOrder) {
+  push_all_then_pop(1, 100'000, 1'000'000'000, 1000);
+}
+
+TEST(EventQueue, ManyEqualTimesBrokenByTiebreak) {
+  // 100k events over 10 distinct times, few sources: ties everywhere.
+  push_all_then_pop(2, 100'000, 10, 4);
+}
+
+TEST(EventQueue, AllAtOneTime) { push_all_then_pop(3, 20'000, 1, 16); }
+
+TEST(EventQueue, HoldModelWithReplaceTop) {
+  // The classic calendar-queue load: pop the earliest, push it again a random
+  // (exponential) time later, with a steady population.
+  Checked c(4);
+  for (int i = 0; i < 5'000; ++i) ASSERT_TRUE(c.push(c.make(c.rng().exponential(1'000'000))));
+  for (int i = 0; i < 100'000; ++i) {
+    const Time now = c.queue().top().time;
+    ASSERT_TRUE(c.replace_top(c.make(now + c.rng().exponential(1'000'000)))) << i;
+  }
+  ASSERT_TRUE(c.drain());
+  // Non-decreasing in time, as a simulation would see them.
+  for (std::size_t i = 1; i < c.popped().size(); ++i) {
+    ASSERT_FALSE(before(c.popped()[i], c.popped()[i - 1])) << i;
+  }
+}
+
+TEST(EventQueue, BurstsAtTheCurrentTime) {
+  // Each handled event sends a burst of events at the same time (delay 0) and a few
+  // later: the queue must serve the burst, in tiebreak order, before moving on.
+  Checked c(5);
+  ASSERT_TRUE(c.push(c.make(0)));
+  std::size_t handled = 0;
+  while (!c.queue().empty() && handled < 100'000) {
+    const Time now = c.queue().top().time;
+    ASSERT_TRUE(c.pop());
+    ++handled;
+    if (c.queue().size() < 20'000) {
+      const int burst = static_cast<int>(c.rng().below(4));
+      for (int k = 0; k < burst; ++k) ASSERT_TRUE(c.push(c.make(now)));
+      ASSERT_TRUE(c.push(c.make(now + 1 + static_cast<Time>(c.rng().below(1000)))));
+    }
+  }
+  EXPECT_EQ(handled, 100'000u);
+  ASSERT_TRUE(c.drain());
+}
+
+TEST(EventQueue, RandomInterleavingsMatchReference) {
+  for (std::uint64_t seed = 10; seed < 16; ++seed) {
+    SCOPED_TRACE("seed " + std::to_string(seed));
+    Checked c(seed);
+    for (int op = 0; op < 40'000; ++op) {
+      const Time now = c.queue().empty() ? 0 : c.queue().top().time;
+      // The new event's time, relative to the current earliest one.
+      Time t = now;
+      switch (c.rng().below(6)) {
+        case 0:  // same time: ties
+          break;
+        case 1:  // just after
+          t = now + static_cast<Time>(c.rng().below(8));
+          break;
+        case 2:  // a while after
+          t = now + static_cast<Time>(c.rng().below(100'000));
+          break;
+        case 3:  // far in the future
+          t = now + static_cast<Time>(c.rng().below(1'000'000'000'000));
+          break;
+        case 4:  // late: before the current earliest event
+          t = now - static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(now) + 1));
+          break;
+        default:  // a fixed handful of times: many exact repeats
+          t = static_cast<Time>(c.rng().below(4)) * 1'000;
+          break;
+      }
+      const Event e = c.make(t, 8);
+      const std::uint64_t action = c.rng().below(10);
+      if (c.queue().empty() || action < 4) {
+        ASSERT_TRUE(c.push(e)) << "op " << op;
+      } else if (action < 7) {
+        ASSERT_TRUE(c.pop()) << "op " << op;
+      } else {
+        ASSERT_TRUE(c.replace_top(e)) << "op " << op;
+      }
+    }
+    ASSERT_TRUE(c.drain());
+    EXPECT_EQ(c.popped().size(), c.pushes());
+  }
+}
+
+TEST(EventQueue, LatePushesBeforeTheCurrentTop) {
+  // Fill a wide range, serve part of it, then push events earlier than the top (and
+  // earlier than anything served so far): they must come out first, in key order.
+  Checked c(20);
+  for (int i = 0; i < 10'000; ++i) {
+    ASSERT_TRUE(c.push(c.make(1'000'000 + static_cast<Time>(c.rng().below(1'000'000)))));
+  }
+  for (int i = 0; i < 3'000; ++i) ASSERT_TRUE(c.pop());
+  const Time top = c.queue().top().time;
+  for (int i = 0; i < 2'000; ++i) {
+    ASSERT_TRUE(c.push(c.make(static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(top))))));
+    ASSERT_TRUE(c.push(c.make(top)));  // exactly at the top's time
+    if (i % 3 == 0) ASSERT_TRUE(c.pop());
+  }
+  ASSERT_TRUE(c.drain());
+}
+
+TEST(EventQueue, HugeAndTinyTimesRebucket) {
+  // Times near 1e15 ps mixed with tiny ones, over several fill/drain cycles so that
+  // the buckets are rebuilt for very different spans and densities.
+  Checked c(30);
+  constexpr Time kFar = 1'000'000'000'000'000;  // 1e15 ps = 1000 s
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    const Time now = c.queue().empty() ? 0 : c.queue().top().time;
+    for (int i = 0; i < 5'000; ++i) {
+      Time t = now;
+      switch (c.rng().below(4)) {
+        case 0:
+          t = now + static_cast<Time>(c.rng().below(10));
+          break;
+        case 1:
+          t = now + kFar - static_cast<Time>(c.rng().below(1'000));
+          break;
+        case 2:
+          t = now + static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(kFar)));
+          break;
+        default:
+          t = now + static_cast<Time>(c.rng().below(1'000'000));
+          break;
+      }
+      ASSERT_TRUE(c.push(c.make(t, 16)));
+    }
+    // Serve most of it, pushing tiny delays after each event as a model would.
+    for (int i = 0; i < 4'500; ++i) {
+      const Time t = c.queue().top().time;
+      if (i % 2 == 0) {
+        ASSERT_TRUE(c.replace_top(c.make(t + static_cast<Time>(c.rng().below(3)), 16)));
+      } else {
+        ASSERT_TRUE(c.pop());
+      }
+    }
+  }
+  ASSERT_TRUE(c.drain());
+}
+
+TEST(EventQueue, SparseEventsFarApart) {
+  // One event at a time, each far after the last: every pop empties the buckets.
+  Checked c(40);
+  Time t = 0;
+  for (int i = 0; i < 2'000; ++i) {
+    ASSERT_TRUE(c.push(c.make(t)));
+    ASSERT_TRUE(c.push(c.make(t + 1)));
+    ASSERT_TRUE(c.pop());
+    t += 1 + static_cast<Time>(c.rng().below(1'000'000'000'000));
+  }
+  ASSERT_TRUE(c.drain());
+}
+
+TEST(EventQueue, TimesUpToNearlyInt64Max) {
+  // The largest finite times a model can produce (Rng::exponential caps at 9e18).
+  Checked c(50);
+  constexpr Time kMax = kTimeInfinity - 1;
+  for (int i = 0; i < 3'000; ++i) {
+    ASSERT_TRUE(c.push(c.make(kMax - static_cast<Time>(c.rng().below(1'000)))));
+    ASSERT_TRUE(c.push(c.make(static_cast<Time>(c.rng().below(1'000'000)))));
+  }
+  ASSERT_TRUE(c.drain());
+}
+
+TEST(EventQueue, SpanAboveTwoToThe62WithFewEvents) {
+  // Two pending events 9e18 ps apart get spread over new buckets (their span needs a
+  // bucket width of 2^63 when there are this few); an event pushed between them
+  // afterwards must still be served before the later one.
+  Checked c(60);
+  ASSERT_TRUE(c.push(c.make(10)));
+  ASSERT_TRUE(c.push(c.make(20)));
+  ASSERT_TRUE(c.push(c.make(9'000'000'000'000'000'000)));
+  ASSERT_TRUE(c.pop());        // time 10; the other two are spread now
+  ASSERT_TRUE(c.push(c.make(30)));
+  ASSERT_TRUE(c.pop());        // time 20
+  ASSERT_TRUE(c.pop());        // must be time 30, not 9e18
+  ASSERT_TRUE(c.drain());
+}
+
+}  // namespace
+}  // namespace shoal::core
