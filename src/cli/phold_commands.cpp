@@ -1,7 +1,9 @@
 // `shoal bench phold` and `shoal partition phold`.
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -12,25 +14,36 @@
 #include "shoal/core/error.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/simulator.hpp"
+#include "shoal/io/config_file.hpp"
 
 namespace shoal::cli {
 namespace {
 
+/// Command-line values; defaults come from PholdConfig so they are written once.
 struct PholdArgs {
-  std::uint32_t entities = 100'000;
-  std::uint32_t blocks = 4;
-  std::uint32_t initial_events = 1;
-  double remote = 0.1;
-  std::string lookahead = "1us";
-  std::string mean_delay = "1us";
-  std::string end = "200us";
-  std::uint64_t seed = 1;
+  bench::PholdConfig defaults;
+  std::uint32_t entities = defaults.entities;
+  std::uint32_t blocks = defaults.blocks;
+  std::uint32_t initial_events = defaults.initial_events;
+  double remote = defaults.remote;
+  std::string lookahead = format_time(defaults.lookahead);
+  std::string mean_delay = format_time(defaults.mean_delay);
+  std::string end = format_time(defaults.end_time);
+  std::uint64_t seed = defaults.seed;
   std::string strategy = "block";
   std::string partition_file;
   double progress_interval = 5.0;
+  std::string config_file;
   // partition phold only
   int ranks = 1;
   std::string output;
+  /// Options by config key, to tell which ones the user gave on the command line.
+  std::map<std::string, CLI::Option*, std::less<>> given;
+
+  bool on_command_line(std::string_view key) const {
+    const auto it = given.find(key);
+    return it != given.end() && it->second->count() > 0;
+  }
 };
 
 /// Parses a unit option, naming the option in the error.
@@ -42,30 +55,65 @@ Time time_option(std::string_view option, const std::string& text) {
   }
 }
 
-bench::PholdConfig to_config(const PholdArgs& a) {
+/// Defaults, then the config file's [phold] table, then options given on the
+/// command line: later ones win. Also settles the partition source.
+bench::PholdConfig to_config(PholdArgs& a) {
   bench::PholdConfig c;
-  c.entities = a.entities;
-  c.blocks = a.blocks;
-  c.initial_events = a.initial_events;
-  c.remote = a.remote;
-  c.lookahead = time_option("--lookahead", a.lookahead);
-  c.mean_delay = time_option("--mean-delay", a.mean_delay);
-  c.end_time = time_option("--end", a.end);
-  c.seed = a.seed;
+  if (!a.config_file.empty()) {
+    io::ConfigFile file(a.config_file);
+    constexpr std::string_view t = "phold";
+    auto narrow = [&](std::string_view key, std::int64_t v) {
+      if (v < 0 || v > UINT32_MAX) {
+        throw Error("config " + a.config_file + ": phold." + std::string(key) +
+                    " must be between 0 and " + std::to_string(UINT32_MAX));
+      }
+      return static_cast<std::uint32_t>(v);
+    };
+    if (auto v = file.integer(t, "entities")) c.entities = narrow("entities", *v);
+    if (auto v = file.integer(t, "blocks")) c.blocks = narrow("blocks", *v);
+    if (auto v = file.integer(t, "init")) c.initial_events = narrow("init", *v);
+    if (auto v = file.number(t, "remote")) c.remote = *v;
+    if (auto v = file.time(t, "lookahead")) c.lookahead = *v;
+    if (auto v = file.time(t, "mean_delay")) c.mean_delay = *v;
+    if (auto v = file.time(t, "end")) c.end_time = *v;
+    if (auto v = file.integer(t, "seed")) c.seed = static_cast<std::uint64_t>(*v);
+    if (auto v = file.string(t, "strategy"); v && !a.on_command_line("strategy")) a.strategy = *v;
+    if (auto v = file.string(t, "partition"); v && !a.on_command_line("partition")) {
+      // Relative to the config file, like the other files a config names.
+      const std::filesystem::path p(*v);
+      a.partition_file = p.is_absolute()
+                             ? p.string()
+                             : (std::filesystem::path(a.config_file).parent_path() / p).string();
+    }
+    if (auto v = file.number(t, "progress_interval"); v && !a.on_command_line("progress_interval")) {
+      a.progress_interval = *v;
+    }
+    file.reject_unknown();
+  }
+  if (a.on_command_line("entities")) c.entities = a.entities;
+  if (a.on_command_line("blocks")) c.blocks = a.blocks;
+  if (a.on_command_line("init")) c.initial_events = a.initial_events;
+  if (a.on_command_line("remote")) c.remote = a.remote;
+  if (a.on_command_line("lookahead")) c.lookahead = time_option("--lookahead", a.lookahead);
+  if (a.on_command_line("mean_delay")) c.mean_delay = time_option("--mean-delay", a.mean_delay);
+  if (a.on_command_line("end")) c.end_time = time_option("--end", a.end);
+  if (a.on_command_line("seed")) c.seed = a.seed;
   bench::validate(c);
   return c;
 }
 
 void add_shape_options(CLI::App* cmd, PholdArgs& a) {
-  cmd->add_option("--entities", a.entities, "Number of entities (logical processes)")
-      ->capture_default_str();
-  cmd->add_option("--blocks", a.blocks,
-                  "Blocks of entities; a block is never split across ranks, so results do not "
-                  "depend on the rank count (ranks <= blocks)")
-      ->capture_default_str();
+  a.given["entities"] =
+      cmd->add_option("--entities", a.entities, "Number of entities (logical processes)")
+          ->capture_default_str();
+  a.given["blocks"] =
+      cmd->add_option("--blocks", a.blocks,
+                      "Blocks of entities; a block is never split across ranks, so results do "
+                      "not depend on the rank count (ranks <= blocks)")
+          ->capture_default_str();
 }
 
-int bench_phold(const core::Comm& world, const PholdArgs& args, const GlobalOptions& global) {
+int bench_phold(const core::Comm& world, PholdArgs& args, const GlobalOptions& global) {
   bench::PholdConfig config;
   std::optional<core::Layout> layout;
   std::optional<core::Partition> partition;
@@ -151,40 +199,55 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
       "entity after lookahead + Exp(mean delay); a fraction --remote goes to another block. "
       "Run under mpirun for several ranks; the checksum is identical for any rank count.");
   add_shape_options(run, *args);
-  run->add_option("--init", args->initial_events, "Initial events per entity")->capture_default_str();
-  run->add_option("--remote", args->remote, "Fraction of events sent to another block, 0..1")
-      ->capture_default_str();
-  run->add_option("--lookahead", args->lookahead,
-                  "Latency of the links between blocks and minimum event delay (e.g. 1us)")
-      ->capture_default_str();
-  run->add_option("--mean-delay", args->mean_delay,
-                  "Mean of the exponential delay added to the lookahead (0 puts every event "
-                  "on a window edge)")
-      ->capture_default_str();
-  run->add_option("--end", args->end, "Simulated time to stop at (e.g. 200us)")->capture_default_str();
-  run->add_option("--seed", args->seed, "Run seed; every entity's stream derives from it")
-      ->capture_default_str();
-  auto* strategy = run->add_option("--strategy", args->strategy,
-                                   "Partition strategy: block or round-robin (over blocks)")
-                       ->capture_default_str();
-  run->add_option("--partition", args->partition_file,
-                  "Partition file (from `shoal partition phold`) instead of a strategy")
-      ->excludes(strategy);
-  run->add_option("--progress-interval", args->progress_interval,
-                  "Seconds between progress lines (--quiet turns them off)")
-      ->capture_default_str();
+  auto& given = args->given;
+  given["init"] =
+      run->add_option("--init", args->initial_events, "Initial events per entity")->capture_default_str();
+  given["remote"] = run->add_option("--remote", args->remote,
+                                    "Fraction of events sent to another block, 0..1")
+                        ->capture_default_str();
+  given["lookahead"] =
+      run->add_option("--lookahead", args->lookahead,
+                      "Latency of the links between blocks and minimum event delay (e.g. 1us)")
+          ->capture_default_str();
+  given["mean_delay"] =
+      run->add_option("--mean-delay", args->mean_delay,
+                      "Mean of the exponential delay added to the lookahead (0 puts every event "
+                      "on a window edge)")
+          ->capture_default_str();
+  given["end"] = run->add_option("--end", args->end, "Simulated time to stop at (e.g. 200us)")
+                     ->capture_default_str();
+  given["seed"] = run->add_option("--seed", args->seed,
+                                  "Run seed; every entity's stream derives from it")
+                      ->capture_default_str();
+  given["strategy"] = run->add_option("--strategy", args->strategy,
+                                      "Partition strategy: block or round-robin (over blocks)")
+                          ->capture_default_str();
+  given["partition"] =
+      run->add_option("--partition", args->partition_file,
+                      "Partition file (from `shoal partition phold`); overrides --strategy");
+  given["progress_interval"] =
+      run->add_option("--progress-interval", args->progress_interval,
+                      "Seconds between progress lines (--quiet turns them off)")
+          ->capture_default_str();
+  run->add_option("-c,--config", args->config_file,
+                  "TOML file with a [phold] table (keys: entities, blocks, init, remote, "
+                  "lookahead, mean_delay, end, seed, strategy, partition, progress_interval); "
+                  "options given here override it")
+      ->check(CLI::ExistingFile);
   run->callback([&action, &global, args] {
     action = [&global, args](const core::Comm& world) { return bench_phold(world, *args, global); };
   });
 
   CLI::App* part = partition.add_subcommand(
       "phold", "Write a partition file for a PHOLD model of the given shape");
-  add_shape_options(part, *args);
-  part->add_option("--ranks", args->ranks, "Rank count the partition is for")->required();
-  part->add_option("--strategy", args->strategy, "block or round-robin")->capture_default_str();
-  part->add_option("-o,--output", args->output, "File to write (- for standard output)")->required();
-  part->callback([&action, args] {
-    action = [args](const core::Comm& world) { return partition_phold(world, *args); };
+  auto part_args = std::make_shared<PholdArgs>();  // its own: `given` maps to its own options
+  add_shape_options(part, *part_args);
+  part->add_option("--ranks", part_args->ranks, "Rank count the partition is for")->required();
+  part->add_option("--strategy", part_args->strategy, "block or round-robin")->capture_default_str();
+  part->add_option("-o,--output", part_args->output, "File to write (- for standard output)")
+      ->required();
+  part->callback([&action, part_args] {
+    action = [part_args](const core::Comm& world) { return partition_phold(world, *part_args); };
   });
 }
 

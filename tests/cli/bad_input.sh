@@ -63,6 +63,22 @@ sed 's/^500 999 1$/500 999 7/' "$dir/two.part" >"$dir/rank.part"
 expect_error partition-bad-rank "rank 7 is outside 0..1" \
   run2 bench phold --entities 1000 --partition "$dir/rank.part"
 
+printf '[phold]\nentities = 1000\nlookahed = "1us"\n' >"$dir/typo.toml"
+expect_error config-unknown-key "config $dir/typo.toml, line 3: unknown key 'phold.lookahed'" \
+  run2 bench phold --config "$dir/typo.toml"
+printf '[phold]\nlookahead = "1 parsec"\n' >"$dir/unit.toml"
+expect_error config-bad-unit "config $dir/unit.toml, line 2: phold.lookahead: invalid duration \"1 parsec\": unknown unit \"parsec\"" \
+  run1 bench phold --config "$dir/unit.toml"
+printf '[phold]\nentities = "many"\n' >"$dir/type.toml"
+expect_error config-wrong-type "config $dir/type.toml, line 2: phold.entities must be an integer" \
+  run2 bench phold --config "$dir/type.toml"
+printf '[phold\nentities = 3\n' >"$dir/syntax.toml"
+expect_error config-syntax "config $dir/syntax.toml, line 1, column 7" run1 bench phold --config "$dir/syntax.toml"
+printf '[phodl]\nentities = 3\n' >"$dir/table.toml"
+expect_error config-unknown-table "config $dir/table.toml, line 1: unknown table or key 'phodl'" \
+  run1 bench phold --config "$dir/table.toml"
+expect_error config-missing "File does not exist: $dir/none.toml" run2 bench phold --config "$dir/none.toml"
+
 expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
 expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2
 

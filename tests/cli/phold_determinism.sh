@@ -39,4 +39,20 @@ check round-robin-short-lookahead --entities 8000 --blocks 12 --remote 0.9 --loo
 parallel_only=(--partition "$dir/phold.part")
 check partition-file --entities 20000 --blocks 12 --end 50us --seed 7
 
+# The same run from a config file (which names a partition file relative to
+# itself) must give the one-rank run's results too.
+cat >"$dir/phold.toml" <<TOML
+[phold]
+entities = 20000
+blocks = 12
+end = "50us"
+seed = 7
+partition = "phold.part"
+TOML
+parallel_only=(--config "$dir/phold.toml")
+check config-file --entities 20000 --blocks 12 --end 50us --seed 7
+# Options on the command line win over the file.
+parallel_only=(--config "$dir/phold.toml" --end 20us --seed 9)
+check config-overridden --entities 20000 --blocks 12 --end 20us --seed 9
+
 [ "$failures" -eq 0 ]

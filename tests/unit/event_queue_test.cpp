@@ -287,7 +287,9 @@ TEST(EventQueue, LatePushesBeforeTheCurrentTop) {
   for (int i = 0; i < 2'000; ++i) {
     ASSERT_TRUE(c.push(c.make(static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(top))))));
     ASSERT_TRUE(c.push(c.make(top)));  // exactly at the top's time
-    if (i % 3 == 0) ASSERT_TRUE(c.pop());
+    if (i % 3 == 0) {
+      ASSERT_TRUE(c.pop());
+    }
   }
   ASSERT_TRUE(c.drain());
 }

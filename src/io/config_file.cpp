@@ -1,0 +1,142 @@
+#include "shoal/io/config_file.hpp"
+
+#include <toml++/toml.h>
+
+#include <set>
+#include <utility>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::io {
+
+struct ConfigFile::Impl {
+  toml::table root;
+  std::set<std::string, std::less<>> used;  // "table.key" and "table"
+};
+
+namespace {
+
+std::string where(const std::string& path, const toml::source_region& source) {
+  return "config " + path + ", line " + std::to_string(source.begin.line);
+}
+
+std::string dotted(std::string_view table, std::string_view key) {
+  return std::string(table) + "." + std::string(key);
+}
+
+}  // namespace
+
+ConfigFile::ConfigFile(const std::string& path) : path_(path), impl_(std::make_unique<Impl>()) {
+  try {
+    impl_->root = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    const auto& begin = e.source().begin;
+    if (begin.line == 0) throw Error("config " + path + ": " + std::string(e.description()));
+    throw Error("config " + path + ", line " + std::to_string(begin.line) + ", column " +
+                std::to_string(begin.column) + ": " + std::string(e.description()));
+  }
+}
+
+ConfigFile::~ConfigFile() = default;
+ConfigFile::ConfigFile(ConfigFile&&) noexcept = default;
+ConfigFile& ConfigFile::operator=(ConfigFile&&) noexcept = default;
+
+namespace {
+
+/// Finds table.key, marking both used; nullptr when absent.
+const toml::node* find(ConfigFile::Impl& impl, const std::string& path, std::string_view table,
+                       std::string_view key) {
+  impl.used.insert(std::string(table));
+  impl.used.insert(dotted(table, key));
+  const toml::node* t = impl.root.get(table);
+  if (t == nullptr) return nullptr;
+  if (!t->is_table()) throw Error(where(path, t->source()) + ": " + std::string(table) + " must be a table ([" + std::string(table) + "])");
+  return t->as_table()->get(key);
+}
+
+[[noreturn]] void wrong_type(const std::string& path, const toml::node& n, std::string_view table,
+                             std::string_view key, std::string_view expected) {
+  throw Error(where(path, n.source()) + ": " + dotted(table, key) + " must be " +
+              std::string(expected));
+}
+
+}  // namespace
+
+std::optional<std::int64_t> ConfigFile::integer(std::string_view table, std::string_view key) {
+  const toml::node* n = find(*impl_, path_, table, key);
+  if (n == nullptr) return std::nullopt;
+  if (!n->is_integer()) wrong_type(path_, *n, table, key, "an integer");
+  return n->as_integer()->get();
+}
+
+std::optional<double> ConfigFile::number(std::string_view table, std::string_view key) {
+  const toml::node* n = find(*impl_, path_, table, key);
+  if (n == nullptr) return std::nullopt;
+  if (n->is_integer()) return static_cast<double>(n->as_integer()->get());
+  if (!n->is_floating_point()) wrong_type(path_, *n, table, key, "a number");
+  return n->as_floating_point()->get();
+}
+
+std::optional<bool> ConfigFile::boolean(std::string_view table, std::string_view key) {
+  const toml::node* n = find(*impl_, path_, table, key);
+  if (n == nullptr) return std::nullopt;
+  if (!n->is_boolean()) wrong_type(path_, *n, table, key, "true or false");
+  return n->as_boolean()->get();
+}
+
+std::optional<std::string> ConfigFile::string(std::string_view table, std::string_view key) {
+  const toml::node* n = find(*impl_, path_, table, key);
+  if (n == nullptr) return std::nullopt;
+  if (!n->is_string()) wrong_type(path_, *n, table, key, "a string");
+  return n->as_string()->get();
+}
+
+namespace {
+
+template <class Parse>
+auto with_unit(ConfigFile::Impl& impl, const std::string& path, std::string_view table,
+               std::string_view key, std::string_view example, Parse parse)
+    -> std::optional<decltype(parse(std::string_view{}))> {
+  const toml::node* n = find(impl, path, table, key);
+  if (n == nullptr) return std::nullopt;
+  if (!n->is_string()) {
+    wrong_type(path, *n, table, key, "a string with a unit, e.g. \"" + std::string(example) + "\"");
+  }
+  try {
+    return parse(n->as_string()->get());
+  } catch (const Error& e) {
+    throw Error(where(path, n->source()) + ": " + dotted(table, key) + ": " + e.what());
+  }
+}
+
+}  // namespace
+
+std::optional<Time> ConfigFile::time(std::string_view table, std::string_view key) {
+  return with_unit(*impl_, path_, table, key, "1us", [](std::string_view s) { return parse_time(s); });
+}
+
+std::optional<Bytes> ConfigFile::bytes(std::string_view table, std::string_view key) {
+  return with_unit(*impl_, path_, table, key, "32MiB", [](std::string_view s) { return parse_bytes(s); });
+}
+
+std::optional<BitsPerSecond> ConfigFile::rate(std::string_view table, std::string_view key) {
+  return with_unit(*impl_, path_, table, key, "400Gbps", [](std::string_view s) { return parse_rate(s); });
+}
+
+void ConfigFile::reject_unknown() const {
+  for (const auto& [table_key, node] : impl_->root) {
+    const std::string table(table_key.str());
+    if (!impl_->used.contains(table)) {
+      throw Error(where(path_, table_key.source()) + ": unknown table or key '" + table + "'");
+    }
+    if (!node.is_table()) continue;
+    for (const auto& [key, value] : *node.as_table()) {
+      const std::string name = dotted(table, key.str());
+      if (!impl_->used.contains(name)) {
+        throw Error(where(path_, key.source()) + ": unknown key '" + name + "'");
+      }
+    }
+  }
+}
+
+}  // namespace shoal::io
