@@ -33,8 +33,8 @@ core::Layout phold_layout(const PholdConfig& c) {
     names[b] = "block " + std::to_string(b);
   }
   core::Layout layout(
-      "phold entities=" + std::to_string(c.entities) + " blocks=" + std::to_string(c.blocks),
-      sizes, std::move(names));
+      "phold entities=" + std::to_string(c.entities) + " blocks=" + std::to_string(c.blocks), sizes,
+      std::move(names));
   if (c.remote > 0) {
     for (core::AtomId a = 0; a < c.blocks; ++a) {
       for (core::AtomId b = 0; b < c.blocks; ++b) {
@@ -46,9 +46,7 @@ core::Layout phold_layout(const PholdConfig& c) {
 }
 
 Phold::Phold(const PholdConfig& config, const core::Layout& layout)
-    : config_(config),
-      block_begin_(layout.atom_count() + 1),
-      history_(layout.entity_count(), 0) {
+    : config_(config), block_begin_(layout.atom_count() + 1), history_(layout.entity_count(), 0) {
   for (core::AtomId b = 0; b < layout.atom_count(); ++b) {
     block_begin_[b] = layout.atom_begin(b);
   }

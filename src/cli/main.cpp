@@ -29,7 +29,8 @@ void setup_logging(const shoal::core::Comm& world, const shoal::cli::GlobalOptio
 namespace shoal::cli {
 
 void add_version_command(CLI::App& app, Action& action) {
-  CLI::App* version = app.add_subcommand("version", "Print the versions of Shoal and its libraries");
+  CLI::App* version =
+      app.add_subcommand("version", "Print the versions of Shoal and its libraries");
   version->callback([&action] {
     action = [](const core::Comm& world) {
       if (world.rank() != 0) return 0;

@@ -3,14 +3,14 @@
 
 #include <filesystem>
 #include <fstream>
-#include <map>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <optional>
 
 #include "commands.hpp"
-#include "shoal/cli/guard.hpp"
 #include "shoal/bench/phold.hpp"
+#include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/simulator.hpp"
@@ -85,7 +85,8 @@ bench::PholdConfig to_config(PholdArgs& a) {
                              ? p.string()
                              : (std::filesystem::path(a.config_file).parent_path() / p).string();
     }
-    if (auto v = file.number(t, "progress_interval"); v && !a.on_command_line("progress_interval")) {
+    if (auto v = file.number(t, "progress_interval");
+        v && !a.on_command_line("progress_interval")) {
       a.progress_interval = *v;
     }
     file.reject_unknown();
@@ -200,11 +201,11 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
       "Run under mpirun for several ranks; the checksum is identical for any rank count.");
   add_shape_options(run, *args);
   auto& given = args->given;
-  given["init"] =
-      run->add_option("--init", args->initial_events, "Initial events per entity")->capture_default_str();
-  given["remote"] = run->add_option("--remote", args->remote,
-                                    "Fraction of events sent to another block, 0..1")
-                        ->capture_default_str();
+  given["init"] = run->add_option("--init", args->initial_events, "Initial events per entity")
+                      ->capture_default_str();
+  given["remote"] =
+      run->add_option("--remote", args->remote, "Fraction of events sent to another block, 0..1")
+          ->capture_default_str();
   given["lookahead"] =
       run->add_option("--lookahead", args->lookahead,
                       "Latency of the links between blocks and minimum event delay (e.g. 1us)")
@@ -216,9 +217,9 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
           ->capture_default_str();
   given["end"] = run->add_option("--end", args->end, "Simulated time to stop at (e.g. 200us)")
                      ->capture_default_str();
-  given["seed"] = run->add_option("--seed", args->seed,
-                                  "Run seed; every entity's stream derives from it")
-                      ->capture_default_str();
+  given["seed"] =
+      run->add_option("--seed", args->seed, "Run seed; every entity's stream derives from it")
+          ->capture_default_str();
   given["strategy"] = run->add_option("--strategy", args->strategy,
                                       "Partition strategy: block or round-robin (over blocks)")
                           ->capture_default_str();
@@ -243,7 +244,8 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
   auto part_args = std::make_shared<PholdArgs>();  // its own: `given` maps to its own options
   add_shape_options(part, *part_args);
   part->add_option("--ranks", part_args->ranks, "Rank count the partition is for")->required();
-  part->add_option("--strategy", part_args->strategy, "block or round-robin")->capture_default_str();
+  part->add_option("--strategy", part_args->strategy, "block or round-robin")
+      ->capture_default_str();
   part->add_option("-o,--output", part_args->output, "File to write (- for standard output)")
       ->required();
   part->callback([&action, part_args] {

@@ -51,13 +51,15 @@ void Comm::exchange_events(std::span<const std::vector<Event>> outboxes,
   requests.reserve(2 * static_cast<std::size_t>(size_));
   const std::size_t base = inbox.size();
   std::size_t total = base;
-  for (int r = 0; r < size_; ++r) total += static_cast<std::size_t>(in[static_cast<std::size_t>(r)].count);
+  for (int r = 0; r < size_; ++r)
+    total += static_cast<std::size_t>(in[static_cast<std::size_t>(r)].count);
   inbox.resize(total);
   auto bytes_of = [](std::size_t events) {
     const std::size_t bytes = events * sizeof(Event);
     if (bytes > static_cast<std::size_t>(INT_MAX)) {
-      throw Error("a window exchanged more than 2 GiB of events with one rank; use a smaller "
-                  "lookahead or more ranks");
+      throw Error(
+          "a window exchanged more than 2 GiB of events with one rank; use a smaller "
+          "lookahead or more ranks");
     }
     return static_cast<int>(bytes);
   };
@@ -65,8 +67,8 @@ void Comm::exchange_events(std::span<const std::vector<Event>> outboxes,
   for (int r = 0; r < size_; ++r) {
     const auto n = static_cast<std::size_t>(in[static_cast<std::size_t>(r)].count);
     if (n == 0) continue;
-    requests.push_back(impl_->comm.irecv(r, kTag, reinterpret_cast<char*>(inbox.data() + offset),
-                                         bytes_of(n)));
+    requests.push_back(
+        impl_->comm.irecv(r, kTag, reinterpret_cast<char*>(inbox.data() + offset), bytes_of(n)));
     offset += n;
   }
   for (int r = 0; r < size_; ++r) {
@@ -104,9 +106,11 @@ void Comm::sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_
   }
 }
 
-
 void Comm::barrier() const { impl_->comm.barrier(); }
 
-void Comm::abort(int code) const { impl_->comm.abort(code); std::abort(); }
+void Comm::abort(int code) const {
+  impl_->comm.abort(code);
+  std::abort();
+}
 
 }  // namespace shoal::core

@@ -18,7 +18,8 @@ Layout::Layout(std::string topology, const std::vector<EntityId>& atom_sizes,
   atom_begin_.push_back(0);
   std::uint64_t total = 0;
   for (std::size_t a = 0; a < atom_sizes.size(); ++a) {
-    if (atom_sizes[a] == 0) throw Error("layout '" + topology_ + "': atom " + atom_names_[a] + " is empty");
+    if (atom_sizes[a] == 0)
+      throw Error("layout '" + topology_ + "': atom " + atom_names_[a] + " is empty");
     total += atom_sizes[a];
     if (total > kMaxEntities) {
       throw Error("layout '" + topology_ + "': more than " + std::to_string(kMaxEntities) +

@@ -64,14 +64,18 @@ Partition Partition::from_strategy(const Layout& layout, int ranks, Strategy str
     for (std::size_t a = 0; a < atoms; ++a) {
       const auto a_id = static_cast<AtomId>(a);
       const std::int64_t mid = (static_cast<std::int64_t>(layout.atom_begin(a_id)) +
-                                static_cast<std::int64_t>(layout.atom_end(a_id))) / 2;
+                                static_cast<std::int64_t>(layout.atom_end(a_id))) /
+                               2;
       atom_rank[a] = static_cast<std::int32_t>(mid * ranks / total);
     }
     // Clamp so that atom a can reach rank a at most and leaves room for the rest.
     for (std::size_t a = 0; a < atoms; ++a) {
-      const auto min_rank = static_cast<std::int32_t>(
-          ranks - static_cast<std::int64_t>(atoms - a) > 0 ? ranks - static_cast<std::int64_t>(atoms - a) : 0);
-      const auto max_rank = static_cast<std::int32_t>(a < static_cast<std::size_t>(ranks) ? a : ranks - 1);
+      const auto min_rank =
+          static_cast<std::int32_t>(ranks - static_cast<std::int64_t>(atoms - a) > 0
+                                        ? ranks - static_cast<std::int64_t>(atoms - a)
+                                        : 0);
+      const auto max_rank =
+          static_cast<std::int32_t>(a < static_cast<std::size_t>(ranks) ? a : ranks - 1);
       if (atom_rank[a] < min_rank) atom_rank[a] = min_rank;
       if (atom_rank[a] > max_rank) atom_rank[a] = max_rank;
       if (a > 0 && atom_rank[a] < atom_rank[a - 1]) atom_rank[a] = atom_rank[a - 1];
@@ -131,7 +135,8 @@ Partition Partition::parse(std::istream& in, const std::string& source, const La
   };
 
   if (!next_line()) throw fail("empty file; expected '" + std::string(kMagic) + "'");
-  if (line != kMagic) throw fail("not a Shoal partition file (first line must be '" + std::string(kMagic) + "')");
+  if (line != kMagic)
+    throw fail("not a Shoal partition file (first line must be '" + std::string(kMagic) + "')");
   const std::string topology = header("topology");
   if (topology != layout.topology()) {
     throw fail("made for topology '" + topology + "', but this run is '" + layout.topology() + "'");
@@ -173,7 +178,8 @@ Partition Partition::parse(std::istream& in, const std::string& source, const La
                  std::to_string(entities - 1) + ")");
     }
     if (rank >= file_ranks) {
-      throw fail("rank " + std::to_string(rank) + " is outside 0.." + std::to_string(file_ranks - 1));
+      throw fail("rank " + std::to_string(rank) + " is outside 0.." +
+                 std::to_string(file_ranks - 1));
     }
     const AtomId first_atom = layout.atom_of(static_cast<EntityId>(first));
     const AtomId last_atom = layout.atom_of(static_cast<EntityId>(last));

@@ -20,9 +20,9 @@ void Progress::report(Clock::time_point now, Time simulated, std::int64_t events
   if (end_time_ != kTimeInfinity && simulated > 0) {
     const double done = static_cast<double>(simulated) / static_cast<double>(end_time_);
     const double eta = done > 0 ? elapsed * (1.0 - done) / done : 0.0;
-    spdlog::info("progress: simulated {} of {} ({:.1f}%), {} events, {:.3g} M events/s, ETA {:.0f} s",
-                 format_time(simulated), format_time(end_time_), 100.0 * done, events, rate / 1e6,
-                 eta);
+    spdlog::info(
+        "progress: simulated {} of {} ({:.1f}%), {} events, {:.3g} M events/s, ETA {:.0f} s",
+        format_time(simulated), format_time(end_time_), 100.0 * done, events, rate / 1e6, eta);
   } else {
     spdlog::info("progress: simulated {}, {} events, {:.3g} M events/s, {:.0f} s elapsed",
                  format_time(simulated), events, rate / 1e6, elapsed);

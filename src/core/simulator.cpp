@@ -43,7 +43,7 @@ void Simulator::schedule_initial(EntityId source, EntityId target, Time time, st
     throw Error("initial event from entity " + std::to_string(source) +
                 ", which this rank does not own");
   }
-  if (target >= entity_count_ || time < 0) reject_send(target, time);
+  if (target >= entity_count_ || time < 0) reject_send(source, target, time);
   enqueue(source, target, time, tag, payload);
 }
 
@@ -90,17 +90,20 @@ RunSummary Simulator::summarize(double wall_seconds, double sync_seconds,
   const double share = loop > 0 ? sync_seconds / loop : 0.0;
   s.sync_share_mean = comm_.sum(share) / comm_.size();
   s.sync_share_max = comm_.max(share);
-  s.simulated_time = reached_end_time_ ? end_time_ : comm_.max(last_event_time_);
+  // The run reached its end time if events were still pending there, on any rank.
+  const bool reached_end = end_time_ != kTimeInfinity &&
+                           comm_.max(std::int64_t{reached_end_time_ || events_beyond_end_}) != 0;
+  s.simulated_time = reached_end ? end_time_ : comm_.max(last_event_time_);
   return s;
 }
 
-void Simulator::reject_send(EntityId target, Time delay) const {
+void Simulator::reject_send(EntityId source, EntityId target, Time delay) const {
   if (target >= entity_count_) {
-    throw Error("entity " + std::to_string(current_) + " sent an event to entity " +
+    throw Error("entity " + std::to_string(source) + " sent an event to entity " +
                 std::to_string(target) + ", which does not exist (" +
                 std::to_string(entity_count_) + " entities)");
   }
-  throw Error("entity " + std::to_string(current_) + " scheduled an event in the past (delay " +
+  throw Error("entity " + std::to_string(source) + " scheduled an event in the past (delay " +
               std::to_string(delay) + " ps)");
 }
 

@@ -2,7 +2,6 @@
 
 #include <array>
 #include <cmath>
-#include <cstdio>
 #include <optional>
 #include <utility>
 
@@ -19,8 +18,12 @@ struct UnitEntry {
 };
 
 constexpr std::array kTimeUnits{
-    UnitEntry{"ps", 1},           UnitEntry{"ns", kNanosecond}, UnitEntry{"us", kMicrosecond},
-    UnitEntry{"\xC2\xB5s", kMicrosecond}, UnitEntry{"ms", kMillisecond}, UnitEntry{"s", kSecond},
+    UnitEntry{"ps", 1},
+    UnitEntry{"ns", kNanosecond},
+    UnitEntry{"us", kMicrosecond},
+    UnitEntry{"\xC2\xB5s", kMicrosecond},
+    UnitEntry{"ms", kMillisecond},
+    UnitEntry{"s", kSecond},
 };
 
 constexpr std::int64_t kKi = 1024;
@@ -32,9 +35,9 @@ constexpr std::array kByteUnits{
     UnitEntry{"GB", 1'000'000'000},
     UnitEntry{"TB", 1'000'000'000'000},
     UnitEntry{"KiB", kKi},
-    UnitEntry{"MiB", kKi * kKi},
-    UnitEntry{"GiB", kKi * kKi * kKi},
-    UnitEntry{"TiB", kKi * kKi * kKi * kKi},
+    UnitEntry{"MiB", kKi* kKi},
+    UnitEntry{"GiB", kKi* kKi* kKi},
+    UnitEntry{"TiB", kKi* kKi* kKi* kKi},
 };
 
 constexpr std::array kRateUnits{
@@ -82,10 +85,12 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-/// A non-negative decimal number held exactly: value = mantissa * 10^exponent.
+/// A non-negative decimal number: value = mantissa * 10^exponent, exact unless
+/// `inexact` (a non-zero digit past the ~30 significant digits it can hold).
 struct Decimal {
   Wide mantissa = 0;
   int exponent = 0;
+  bool inexact = false;
 };
 
 /// Reads "123", "2.5", "1e3", "1.5e-2" from the front of `s`; leaves the rest in `s`.
@@ -94,14 +99,31 @@ std::optional<Decimal> read_decimal(std::string_view& s) {
   std::size_t i = 0;
   bool any_digit = false;
   constexpr Wide kMantissaLimit = static_cast<Wide>(1) << 100;
+  // Zeros after the point are held back until a non-zero digit follows, so
+  // "0.500000000000000000000" stays 5 * 10^-1 however many zeros it carries.
+  int pending_zeros = 0;
   auto take_digits = [&](bool after_point) {
     while (i < s.size() && s[i] >= '0' && s[i] <= '9') {
       any_digit = true;
-      if (d.mantissa < kMantissaLimit) {
-        d.mantissa = d.mantissa * 10 + (s[i] - '0');
-        if (after_point) --d.exponent;
-      } else if (!after_point) {
+      const int digit = s[i] - '0';
+      if (after_point && digit == 0) {
+        ++pending_zeros;
+      } else if (after_point) {
+        for (; pending_zeros > 0 && d.mantissa < kMantissaLimit; --pending_zeros) {
+          d.mantissa *= 10;
+          --d.exponent;
+        }
+        if (pending_zeros > 0 || d.mantissa >= kMantissaLimit) {
+          d.inexact = true;  // a significant digit too far out to hold
+        } else {
+          d.mantissa = d.mantissa * 10 + digit;
+          --d.exponent;
+        }
+      } else if (d.mantissa < kMantissaLimit) {
+        d.mantissa = d.mantissa * 10 + digit;
+      } else {
         ++d.exponent;  // too many digits to hold: keep the magnitude
+        if (digit != 0) d.inexact = true;
       }
       ++i;
     }
@@ -159,28 +181,34 @@ std::int64_t parse_quantity(std::string_view text, std::string_view what,
   }
   // value = mantissa * multiplier * 10^exponent, exactly, or an error.
   const Wide limit = std::numeric_limits<std::int64_t>::max();
-  Wide value = number->mantissa;
-  int exponent = number->exponent;
   const std::string too_large =
       "invalid " + std::string(what) + " " + quoted(original) + ": too large";
-  if (value == 0) return 0;
-  if (value > (static_cast<Wide>(1) << 100) / entry->multiplier) throw Error(too_large);
-  value *= entry->multiplier;
+  const std::string too_fine = "invalid " + std::string(what) + " " + quoted(original) +
+                               ": finer than the smallest unit (" +
+                               std::string(units.front().name) + ")";
+  if (number->mantissa == 0) return 0;
+  Wide value = 0;
+  // mantissa < 2^101 and multiplier < 2^44: the product can pass 2^127, so check.
+  if (__builtin_mul_overflow(number->mantissa, static_cast<Wide>(entry->multiplier), &value)) {
+    throw Error(too_large);
+  }
+  int exponent = number->exponent;
   for (; exponent > 0; --exponent) {
     if (value > limit) throw Error(too_large);
     value *= 10;
   }
   for (; exponent < 0; ++exponent) {
-    if (value % 10 != 0) {
-      throw Error("invalid " + std::string(what) + " " + quoted(original) +
-                  ": finer than the smallest unit (" + std::string(units.front().name) + ")");
-    }
+    if (value % 10 != 0) throw Error(value / 10 > limit ? too_large : too_fine);
     value /= 10;
   }
   if (value > limit) throw Error(too_large);
+  if (number->inexact) throw Error(too_fine);
   return static_cast<std::int64_t>(value);
 }
 
+/// value in the largest unit not above it, written exactly: every significant
+/// digit of the quotient ("1.234567 us", "1.5 MiB"), so the text parses back to
+/// the same integer. Any unit works: a power of two divides into a finite decimal.
 template <std::size_t N>
 std::string format_in(std::int64_t value, const std::array<UnitEntry, N>& units,
                       std::string_view zero_unit) {
@@ -189,11 +217,19 @@ std::string format_in(std::int64_t value, const std::array<UnitEntry, N>& units,
   for (const auto& u : units) {
     if (value >= u.multiplier && u.multiplier >= best->multiplier) best = &u;
   }
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.6g %s",
-                static_cast<double>(value) / static_cast<double>(best->multiplier),
-                std::string(best->name).c_str());
-  return buf;
+  std::string out = std::to_string(value / best->multiplier);
+  Wide rest = value % best->multiplier;
+  if (rest != 0) {
+    out += '.';
+    while (rest != 0) {  // long division; ends within log2(multiplier) digits
+      rest *= 10;
+      out += static_cast<char>('0' + static_cast<int>(rest / best->multiplier));
+      rest %= best->multiplier;
+    }
+  }
+  out += ' ';
+  out += best->name;
+  return out;
 }
 
 }  // namespace
@@ -226,12 +262,11 @@ std::string format_bytes(Bytes b) {
   constexpr std::array kDecimal{UnitEntry{"B", 1}, UnitEntry{"kB", 1'000},
                                 UnitEntry{"MB", 1'000'000}, UnitEntry{"GB", 1'000'000'000},
                                 UnitEntry{"TB", 1'000'000'000'000}};
-  for (auto it = kBinary.rbegin(); it != kBinary.rend(); ++it) {
-    if (b >= it->multiplier && it->multiplier > 1 && b % it->multiplier == 0) {
-      return format_in(b, kBinary, "B");
-    }
-  }
-  return format_in(b, kDecimal, "B");
+  // Both are exact; the shorter reads better: "32 MiB" for 33554432, "32 MB" for
+  // 32000000 (not "30.517578125 MiB"), "1.5 KiB" for 1536; binary on a tie.
+  std::string binary = format_in(b, kBinary, "B");
+  std::string decimal = format_in(b, kDecimal, "B");
+  return decimal.size() < binary.size() ? decimal : binary;
 }
 
 std::string format_rate(BitsPerSecond r) {

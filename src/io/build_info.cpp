@@ -27,7 +27,8 @@ BuildInfo build_info() {
   if (const auto comma = info.mpi_library.find(','); comma != std::string::npos) {
     info.mpi_library.resize(comma);  // the first clause names library and version
   }
-  while (!info.mpi_library.empty() && (info.mpi_library.back() == '\n' || info.mpi_library.back() == ' ')) {
+  while (!info.mpi_library.empty() &&
+         (info.mpi_library.back() == '\n' || info.mpi_library.back() == ' ')) {
     info.mpi_library.pop_back();
   }
   info.boost_version = std::to_string(BOOST_VERSION / 100000) + "." +

@@ -50,7 +50,9 @@ const toml::node* find(ConfigFile::Impl& impl, const std::string& path, std::str
   impl.used.insert(dotted(table, key));
   const toml::node* t = impl.root.get(table);
   if (t == nullptr) return nullptr;
-  if (!t->is_table()) throw Error(where(path, t->source()) + ": " + std::string(table) + " must be a table ([" + std::string(table) + "])");
+  if (!t->is_table())
+    throw Error(where(path, t->source()) + ": " + std::string(table) + " must be a table ([" +
+                std::string(table) + "])");
   return t->as_table()->get(key);
 }
 
@@ -112,15 +114,18 @@ auto with_unit(ConfigFile::Impl& impl, const std::string& path, std::string_view
 }  // namespace
 
 std::optional<Time> ConfigFile::time(std::string_view table, std::string_view key) {
-  return with_unit(*impl_, path_, table, key, "1us", [](std::string_view s) { return parse_time(s); });
+  return with_unit(*impl_, path_, table, key, "1us",
+                   [](std::string_view s) { return parse_time(s); });
 }
 
 std::optional<Bytes> ConfigFile::bytes(std::string_view table, std::string_view key) {
-  return with_unit(*impl_, path_, table, key, "32MiB", [](std::string_view s) { return parse_bytes(s); });
+  return with_unit(*impl_, path_, table, key, "32MiB",
+                   [](std::string_view s) { return parse_bytes(s); });
 }
 
 std::optional<BitsPerSecond> ConfigFile::rate(std::string_view table, std::string_view key) {
-  return with_unit(*impl_, path_, table, key, "400Gbps", [](std::string_view s) { return parse_rate(s); });
+  return with_unit(*impl_, path_, table, key, "400Gbps",
+                   [](std::string_view s) { return parse_rate(s); });
 }
 
 void ConfigFile::reject_unknown() const {

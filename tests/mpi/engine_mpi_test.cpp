@@ -38,7 +38,8 @@ struct Gossip {
   std::vector<std::uint64_t> history;
   std::vector<std::uint64_t> count;
 
-  explicit Gossip(const Layout& l) : layout(l), history(l.entity_count(), 0), count(l.entity_count(), 0) {}
+  explicit Gossip(const Layout& l)
+      : layout(l), history(l.entity_count(), 0), count(l.entity_count(), 0) {}
 
   void initialize(Simulator& sim) {
     for (EntityId e = 0; e < layout.entity_count(); ++e) {
@@ -58,7 +59,8 @@ struct Gossip {
     auto other_atom_entity = [&] {
       AtomId to = static_cast<AtomId>(rng.below(layout.atom_count() - 1));
       if (to >= atom) ++to;
-      return layout.atom_begin(to) + static_cast<EntityId>(rng.below(layout.atom_end(to) - layout.atom_begin(to)));
+      return layout.atom_begin(to) +
+             static_cast<EntityId>(rng.below(layout.atom_end(to) - layout.atom_begin(to)));
     };
     if (ev.payload < 2 && rng.below(4) == 0) {
       sim.send(ev.target, 0, 1, ev.payload + 1);  // same time, same entity
@@ -73,7 +75,8 @@ struct Gossip {
         break;
       default: {
         const EntityId begin = layout.atom_begin(atom);
-        const EntityId local = begin + static_cast<EntityId>(rng.below(layout.atom_end(atom) - begin));
+        const EntityId local =
+            begin + static_cast<EntityId>(rng.below(layout.atom_end(atom) - begin));
         sim.send(local, rng.below(3) * 700, 0, 0);  // may be 0: same time, another entity
       }
     }
@@ -125,7 +128,9 @@ void expect_same_as_serial(Strategy strategy, Time end) {
   }
 }
 
-TEST(EngineMpi, BlockPartitionMatchesSerialRun) { expect_same_as_serial(Strategy::kBlock, 200 * kLatency + 333); }
+TEST(EngineMpi, BlockPartitionMatchesSerialRun) {
+  expect_same_as_serial(Strategy::kBlock, 200 * kLatency + 333);
+}
 
 TEST(EngineMpi, RoundRobinPartitionMatchesSerialRun) {
   expect_same_as_serial(Strategy::kRoundRobin, 200 * kLatency + 333);

@@ -24,7 +24,8 @@ int main(int argc, char** argv) {
   hid_t file = H5Fcreate(argv[1], H5F_ACC_TRUNC, H5P_DEFAULT, fapl);
   const hsize_t total = kPerRank * static_cast<hsize_t>(size);
   hid_t space = H5Screate_simple(1, &total, nullptr);
-  hid_t dset = H5Dcreate2(file, "values", H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+  hid_t dset =
+      H5Dcreate2(file, "values", H5T_NATIVE_INT64, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
   const hsize_t offset = kPerRank * static_cast<hsize_t>(rank);
   H5Sselect_hyperslab(space, H5S_SELECT_SET, &offset, nullptr, &kPerRank, nullptr);
   hid_t memspace = H5Screate_simple(1, &kPerRank, nullptr);

@@ -20,8 +20,8 @@ struct Before {
 };
 
 std::string describe(const Event& e) {
-  return "{time " + std::to_string(e.time) + ", source " + std::to_string(e.source()) +
-         ", seq " + std::to_string(e.sequence()) + ", payload " + std::to_string(e.payload) + "}";
+  return "{time " + std::to_string(e.time) + ", source " + std::to_string(e.source()) + ", seq " +
+         std::to_string(e.sequence()) + ", payload " + std::to_string(e.payload) + "}";
 }
 
 bool same(const Event& a, const Event& b) {
@@ -77,8 +77,8 @@ class Checked {
     ++pushes_;
     popped_.push_back(got);
     if (!same(got, expected)) {
-      return ::testing::AssertionFailure() << "replace_top removed " << describe(got)
-                                           << ", expected " << describe(expected);
+      return ::testing::AssertionFailure()
+             << "replace_top removed " << describe(got) << ", expected " << describe(expected);
     }
     return check("replace_top with " + describe(e));
   }
@@ -99,15 +99,16 @@ class Checked {
  private:
   ::testing::AssertionResult check(const std::string& after) const {
     if (queue_.size() != ref_.size()) {
-      return ::testing::AssertionFailure() << "after " << after << ": size " << queue_.size()
-                                           << ", expected " << ref_.size();
+      return ::testing::AssertionFailure()
+             << "after " << after << ": size " << queue_.size() << ", expected " << ref_.size();
     }
     if (queue_.empty() != ref_.empty()) {
       return ::testing::AssertionFailure() << "after " << after << ": empty() is wrong";
     }
     if (!ref_.empty() && !same(queue_.top(), *ref_.begin())) {
-      return ::testing::AssertionFailure() << "after " << after << ": top " << describe(queue_.top())
-                                           << ", expected " << describe(*ref_.begin());
+      return ::testing::AssertionFailure()
+             << "after " << after << ": top " << describe(queue_.top()) << ", expected "
+             << describe(*ref_.begin());
     }
     return ::testing::AssertionSuccess();
   }
@@ -171,8 +172,8 @@ void push_all_then_pop(std::uint64_t seed, std::size_t n, Time max_time, EntityI
   std::vector<Event> all;
   all.reserve(n);
   for (std::size_t i = 0; i < n; ++i) {
-    const Event e = c.make(static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(max_time))),
-                           sources);
+    const Event e =
+        c.make(static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(max_time))), sources);
     all.push_back(e);
     ASSERT_TRUE(c.push(e));
   }
@@ -365,10 +366,10 @@ TEST(EventQueue, SpanAboveTwoToThe62WithFewEvents) {
   ASSERT_TRUE(c.push(c.make(10)));
   ASSERT_TRUE(c.push(c.make(20)));
   ASSERT_TRUE(c.push(c.make(9'000'000'000'000'000'000)));
-  ASSERT_TRUE(c.pop());        // time 10; the other two are spread now
+  ASSERT_TRUE(c.pop());  // time 10; the other two are spread now
   ASSERT_TRUE(c.push(c.make(30)));
-  ASSERT_TRUE(c.pop());        // time 20
-  ASSERT_TRUE(c.pop());        // must be time 30, not 9e18
+  ASSERT_TRUE(c.pop());  // time 20
+  ASSERT_TRUE(c.pop());  // must be time 30, not 9e18
   ASSERT_TRUE(c.drain());
 }
 

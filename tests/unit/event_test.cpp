@@ -54,8 +54,8 @@ TEST(Event, BeforeOrdersByTimeFirst) {
   // An earlier time wins whatever the source and sequence.
   EXPECT_TRUE(before(make(1, 99, 99), make(2, 0, 0)));
   EXPECT_FALSE(before(make(2, 0, 0), make(1, 99, 99)));
-  EXPECT_TRUE(before(make(0, static_cast<EntityId>(kMaxEntities - 1), kMaxSequence),
-                     make(1, 0, 0)));
+  EXPECT_TRUE(
+      before(make(0, static_cast<EntityId>(kMaxEntities - 1), kMaxSequence), make(1, 0, 0)));
 }
 
 TEST(Event, BeforeThenBySourceThenSequence) {

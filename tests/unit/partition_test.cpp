@@ -242,7 +242,8 @@ std::string parse_error(const std::string& text, const Layout& layout, int ranks
 
 std::string fingerprint_hex(const Layout& layout) {
   char buf[24];
-  std::snprintf(buf, sizeof buf, "0x%016llx", static_cast<unsigned long long>(layout.fingerprint()));
+  std::snprintf(buf, sizeof buf, "0x%016llx",
+                static_cast<unsigned long long>(layout.fingerprint()));
   return buf;
 }
 
@@ -275,8 +276,7 @@ TEST(PartitionFile, WriteThenParseRoundTrip) {
       const Partition p = Partition::from_strategy(layout, ranks, s);
       const Partition q = parse_text(written(p, layout), layout, ranks, "round.txt");
       EXPECT_EQ(q.ranks(), ranks);
-      EXPECT_EQ(q.entity_ranks(layout), p.entity_ranks(layout))
-          << strategy_name(s) << " " << ranks;
+      EXPECT_EQ(q.entity_ranks(layout), p.entity_ranks(layout)) << strategy_name(s) << " " << ranks;
       EXPECT_EQ(q.entities_per_rank(layout), p.entities_per_rank(layout));
       EXPECT_EQ(q.description(), "file round.txt");
       // And writing it again gives the same text.
@@ -287,16 +287,20 @@ TEST(PartitionFile, WriteThenParseRoundTrip) {
 
 TEST(PartitionFile, HandWrittenWithCommentsBlanksAndCrlf) {
   const Layout layout = four_by_three();
-  const std::string text = "# made by hand\n\n  shoal-partition 1  \r\ntopology test\r\n"
-                           "fingerprint " + fingerprint_hex(layout) +
-                           "\n\t# counts\nentities 12\nranks 2\n"
-                           "0 2 1\n3 5 0   # not a comment: see below\n";
+  const std::string text =
+      "# made by hand\n\n  shoal-partition 1  \r\ntopology test\r\n"
+      "fingerprint " +
+      fingerprint_hex(layout) +
+      "\n\t# counts\nentities 12\nranks 2\n"
+      "0 2 1\n3 5 0   # not a comment: see below\n";
   // A trailing comment on a range line is an extra field.
   EXPECT_TRUE(contains(parse_error(text, layout, 2), "line 10: expected 'FIRST LAST RANK'"));
-  const std::string ok = "# made by hand\n\n  shoal-partition 1  \r\ntopology test\r\n"
-                         "fingerprint " + fingerprint_hex(layout) +
-                         "\n\t# counts\nentities 12\nranks 2\n"
-                         "0 2 1\n  3   5 0\n# rest\n6 11 1\n\n";
+  const std::string ok =
+      "# made by hand\n\n  shoal-partition 1  \r\ntopology test\r\n"
+      "fingerprint " +
+      fingerprint_hex(layout) +
+      "\n\t# counts\nentities 12\nranks 2\n"
+      "0 2 1\n  3   5 0\n# rest\n6 11 1\n\n";
   const Partition p = parse_text(ok, layout, 2);
   EXPECT_EQ(p.entity_ranks(layout),
             (std::vector<std::int32_t>{1, 1, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1}));

@@ -97,14 +97,19 @@ TEST(Rng, BelowCoversAllValuesEvenly) {
   }
 }
 
-TEST(Rng, BelowHugeBoundUsesTopHalf) {
-  // With n just above 2^63 about half the draws must land at or above 2^63.
-  Rng r(5, 0);
-  const std::uint64_t n = (std::uint64_t{1} << 63) + 1;
-  int high = 0;
+TEST(Rng, BelowHugeBoundsAreUniform) {
+  // Bounds above 2^63: the share of draws at or above 2^63 must match the bound.
+  constexpr std::uint64_t kHalf = std::uint64_t{1} << 63;
   constexpr int kDraws = 100'000;
-  for (int i = 0; i < kDraws; ++i) high += r.below(n) >= (std::uint64_t{1} << 63) ? 1 : 0;
-  EXPECT_NEAR(high, kDraws / 2, kDraws * 0.02);
+  Rng r(5, 0);
+  int high = 0;
+  for (int i = 0; i < kDraws; ++i)
+    high += r.below(std::numeric_limits<std::uint64_t>::max()) >= kHalf ? 1 : 0;
+  EXPECT_NEAR(high, kDraws / 2, kDraws * 0.01);
+  // n = 3 * 2^62: a third of [0, n) lies at or above 2^63.
+  high = 0;
+  for (int i = 0; i < kDraws; ++i) high += r.below(3 * (kHalf / 2)) >= kHalf ? 1 : 0;
+  EXPECT_NEAR(high, kDraws / 3, kDraws * 0.01);
 }
 
 TEST(Rng, UniformInHalfOpenUnitInterval) {

@@ -46,8 +46,8 @@ struct Handled {
 };
 
 std::ostream& operator<<(std::ostream& os, const Handled& h) {
-  return os << "{target " << h.target << ", time " << h.time << ", source " << h.source
-            << ", seq " << h.sequence << ", tag " << h.tag << ", payload " << h.payload << "}";
+  return os << "{target " << h.target << ", time " << h.time << ", source " << h.source << ", seq "
+            << h.sequence << ", tag " << h.tag << ", payload " << h.payload << "}";
 }
 
 Handled seen(const Event& e) {
@@ -158,7 +158,7 @@ TEST(Simulator, ZeroDelayEventsJoinTheCurrentTimeInKeyOrder) {
   Recorder model;
   model.react = [](const Event& e, Simulator& s) {
     if (e.tag != 0) return;
-    if (e.target == 3) s.send(1, 0, 7, 0);  // key (3, 0): after (2, 0)
+    if (e.target == 3) s.send(1, 0, 7, 0);                     // key (3, 0): after (2, 0)
     if (e.target == 1 && e.source() == 1) s.send(0, 0, 8, 0);  // key (1, 1): before (2, 0)
   };
   sim.run(model);
@@ -202,7 +202,7 @@ TEST(Simulator, EndTimeIsExclusive) {
   sim.schedule_initial(2, 2, 150, 0, 0);  // after
   Recorder model;
   model.react = [](const Event& e, Simulator& s) {
-    if (e.time == 99) {
+    if (e.target == 0) {
       s.send(1, 1, 5, 0);  // lands at 100: not handled
       s.send(2, 0, 6, 0);  // lands at 99: handled
     }
@@ -317,7 +317,8 @@ TEST(Simulator, OutOfRangeTargetThrowsFromRun) {
   Recorder model;
   model.react = [](const Event&, Simulator& s) { s.send(3, 1, 0, 0); };
   const std::string msg = error_of([&] { sim.run(model); });
-  EXPECT_TRUE(contains(msg, "entity 2 sent an event to entity 3, which does not exist (3 entities)"))
+  EXPECT_TRUE(
+      contains(msg, "entity 2 sent an event to entity 3, which does not exist (3 entities)"))
       << msg;
 }
 

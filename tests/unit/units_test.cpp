@@ -110,12 +110,36 @@ TEST(ParseTime, FinerThanPicosecondIsAnError) {
   EXPECT_TRUE(contains(error_of([] { parse_time("1e-13s"); }), "finer than"));
 }
 
-// A fraction of a picosecond hidden beyond the 30th decimal must still be rejected
-// (the result must be a whole number of picoseconds), not silently dropped.
-TEST(ParseTime, FinerThanPicosecondAfterManyDigitsIsAnError) {
-  const std::string msg =
-      error_of([] { parse_time("1.0000000000000000000000000000000001ps"); });
-  EXPECT_TRUE(contains(msg, "finer than the smallest unit (ps)")) << msg;
+TEST(ParseTime, LongDecimalExpansions) {
+  // Thirty decimals still fit the exact mantissa.
+  EXPECT_EQ(parse_time("1.000000000000000000000000000000ps"), 1);
+  EXPECT_EQ(parse_time("0.000000000000000000000000000001e30ps"), 1);
+}
+
+/// The parsed value as text, or "error: " and the message: lets one test show several
+/// inputs' outcomes at once.
+template <class Parse>
+std::string outcome(Parse parse, std::string_view text) {
+  try {
+    return std::to_string(parse(text));
+  } catch (const Error& e) {
+    return std::string("error: ") + e.what();
+  }
+}
+
+// Trailing zeros do not change a value: printf("%.20f s", 0.5) is half a second.
+// (Fails: src/core/units.cpp parse_quantity checks the mantissa against 2^100 /
+// multiplier before applying the negative decimal exponent, so long but exact
+// decimals are "too large".)
+TEST(ParseTime, TrailingZerosAfterThePointAreExact) {
+  EXPECT_EQ(outcome(parse_time, "0.50000000000000000000s"), "500000000000");
+  EXPECT_EQ(outcome(parse_time, "2.500000000000000000000000ms"), "2500000000");
+  EXPECT_EQ(outcome(parse_time, "1.0000000000000000000000000000000000000000ps"), "1");
+  EXPECT_EQ(outcome(parse_bytes, "1.50000000000000000000000KB"), "1500");
+  EXPECT_EQ(outcome(parse_rate, "0.400000000000000000000Tbps"), "400000000000");
+  // A fraction of a picosecond beyond the 30th decimal is finer than ps, not too large.
+  EXPECT_TRUE(contains(outcome(parse_time, "1.0000000000000000000000000000000001ps"),
+                       "finer than the smallest unit (ps)"));
 }
 
 TEST(ParseTime, HugeIsAnError) {
@@ -189,7 +213,8 @@ TEST(ParseRate, OtherErrors) {
   EXPECT_TRUE(contains(msg, "invalid rate")) << msg;
   EXPECT_TRUE(contains(msg, "unknown unit \"Xbps\"")) << msg;
   EXPECT_TRUE(contains(msg, "Gbps")) << msg;
-  EXPECT_TRUE(contains(error_of([] { parse_rate("0.5bps"); }), "finer than the smallest unit (bps)"));
+  EXPECT_TRUE(
+      contains(error_of([] { parse_rate("0.5bps"); }), "finer than the smallest unit (bps)"));
   EXPECT_TRUE(contains(error_of([] { parse_rate("-1Gbps"); }), "must not be negative"));
   EXPECT_TRUE(contains(error_of([] { parse_rate("400"); }), "missing unit"));
   EXPECT_TRUE(contains(error_of([] { parse_rate("2e7TB/s"); }), "too large"));
@@ -232,22 +257,34 @@ TEST(FormatTime, ShortForms) {
   EXPECT_EQ(format_time(1'000'000), "1 us");
   EXPECT_EQ(format_time(kSecond), "1 s");
   EXPECT_EQ(format_time(200 * kMicrosecond), "200 us");
-  EXPECT_EQ(format_time(1'234'567), "1.23457 us");
+  EXPECT_EQ(format_time(1'234'567), "1.234567 us");  // exact: every digit
   EXPECT_EQ(format_time(-1'000), "-1 ns");
   EXPECT_EQ(format_time(kTimeInfinity), "never");
 }
 
-TEST(FormatBytes, BinaryWhenExactElseDecimal) {
+TEST(FormatBytes, ShorterOfBinaryAndDecimal) {
   EXPECT_EQ(format_bytes(33'554'432), "32 MiB");
-  EXPECT_EQ(format_bytes(32'000'000), "32 MB");
   EXPECT_EQ(format_bytes(4'096), "4 KiB");
   EXPECT_EQ(format_bytes(1'500), "1.5 kB");
-  EXPECT_EQ(format_bytes(1'536), "1.536 kB");  // 1.5 KiB is not a whole number of KiB
+  EXPECT_EQ(format_bytes(1'536), "1.5 KiB");     // shorter than "1.536 kB"
+  EXPECT_EQ(format_bytes(32'000'000), "32 MB");  // shorter than "30.517578125 MiB"
   EXPECT_EQ(format_bytes(1'572'864), "1.5 MiB");
   EXPECT_EQ(format_bytes(1'099'511'627'776), "1 TiB");
   EXPECT_EQ(format_bytes(7), "7 B");
   EXPECT_EQ(format_bytes(0), "0 B");
   EXPECT_EQ(format_bytes(-2'048), "-2 KiB");
+}
+
+// 32 MB is a whole number of KiB (31250) but not of MiB: "binary when exact" must not
+// turn it into the inexact "30.5176 MiB", which does not even parse back.
+// (Fails: src/core/units.cpp format_bytes tests exactness against every binary unit,
+// but format_in then shows the largest unit not above the size, which may not divide it.)
+TEST(FormatBytes, WholeKiBButNotWholeMiBStaysExact) {
+  const std::string text = format_bytes(32'000'000);
+  EXPECT_TRUE(text == "32 MB" || text == "31250 KiB") << text;
+  for (const Bytes b : {Bytes{32'000'000}, Bytes{2'048'000}, Bytes{1'000'448}}) {
+    EXPECT_EQ(parse_bytes(format_bytes(b)), b) << format_bytes(b);
+  }
 }
 
 TEST(FormatRate, ShortForms) {
@@ -264,7 +301,7 @@ TEST(FormatAndParse, RoundTrip) {
     EXPECT_EQ(parse_time(format_time(t)), t) << format_time(t);
   }
   for (const Bytes b : {Bytes{0}, Bytes{7}, Bytes{1'500}, Bytes{4'096}, Bytes{33'554'432},
-                        Bytes{32'000'000}, Bytes{1'572'864}}) {
+                        Bytes{1'572'864}, Bytes{3'000'000'000}}) {
     EXPECT_EQ(parse_bytes(format_bytes(b)), b) << format_bytes(b);
   }
   for (const BitsPerSecond r : {BitsPerSecond{1}, BitsPerSecond{25'000'000},

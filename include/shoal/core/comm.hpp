@@ -49,8 +49,8 @@ class Comm {
   void exchange_slots(std::span<const WindowSlot> out, std::span<WindowSlot> in) const;
   /// Sends outboxes[r] to rank r and appends what each rank r sends (in[r].count
   /// events, as announced by exchange_slots) to inbox.
-  void exchange_events(std::span<const std::vector<Event>> outboxes,
-                       std::span<const WindowSlot> in, std::vector<Event>& inbox) const;
+  void exchange_events(std::span<const std::vector<Event>> outboxes, std::span<const WindowSlot> in,
+                       std::vector<Event>& inbox) const;
 
   std::int64_t sum(std::int64_t v) const;
   std::int64_t max(std::int64_t v) const;

@@ -27,8 +27,8 @@ struct Event {
   Time time = 0;
   std::uint64_t tiebreak = 0;  // make_tiebreak(source, sequence)
   EntityId target = 0;
-  std::uint32_t tag = 0;       // the model's event kind
-  std::uint64_t payload = 0;   // the model's data
+  std::uint32_t tag = 0;      // the model's event kind
+  std::uint64_t payload = 0;  // the model's data
 
   constexpr EntityId source() const { return static_cast<EntityId>(tiebreak >> kSequenceBits); }
   constexpr std::uint64_t sequence() const { return tiebreak & kMaxSequence; }

@@ -117,7 +117,8 @@ class EventQueue {
     // push finds its bucket with a shift; the bucket count shrinks to what is needed.
     const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
     width_shift_ = 0;
-    while ((std::uint64_t{1} << width_shift_) * count < span) ++width_shift_;
+    // At most 2^62, so the width stays a positive Time; `used` may then exceed count.
+    while (width_shift_ < 62 && (std::uint64_t{1} << width_shift_) * count < span) ++width_shift_;
     width_ = Time{1} << width_shift_;
     const std::size_t used = static_cast<std::size_t>((span - 1) >> width_shift_) + 1;
     for (std::size_t b = used; b < buckets_.size(); ++b) buckets_[b].clear();
@@ -140,9 +141,9 @@ class EventQueue {
   Time base_ = 0;
   Time width_ = 1;
   int width_shift_ = 0;
-  std::size_t cursor_ = 0;      // next bucket to serve
-  Time near_end_ = kNoTime;     // near_ and late_ hold times before this
-  Time ring_end_ = kNoTime;     // buckets hold times before this
+  std::size_t cursor_ = 0;   // next bucket to serve
+  Time near_end_ = kNoTime;  // near_ and late_ hold times before this
+  Time ring_end_ = kNoTime;  // buckets hold times before this
 };
 
 }  // namespace shoal::core

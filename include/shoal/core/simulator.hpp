@@ -68,7 +68,8 @@ class Simulator {
   /// Schedules an event from the current entity to `target` at now() + delay.
   /// delay >= 0; to another rank's entity it must be at least the lookahead.
   void send(EntityId target, Time delay, std::uint32_t tag, std::uint64_t payload) {
-    if (delay < 0 || target >= entity_count_) [[unlikely]] reject_send(target, delay);
+    if (delay < 0 || target >= entity_count_) [[unlikely]]
+      reject_send(current_, target, delay);
     enqueue(current_, target, saturating_add(now_, delay), tag, payload);
   }
 
@@ -95,9 +96,13 @@ class Simulator {
   void enqueue(EntityId source, EntityId target, Time time, std::uint32_t tag,
                std::uint64_t payload) {
     std::uint64_t& seq = cores_[source].sequence;
-    if (seq > kMaxSequence) [[unlikely]] reject_sequence(source);
+    if (seq > kMaxSequence) [[unlikely]]
+      reject_sequence(source);
     const Event ev{time, make_tiebreak(source, seq++), target, tag, payload};
-    if (time >= end_time_) return;  // never processed: keep the queue small
+    if (time >= end_time_) {  // never processed: keep the queue small, remember it existed
+      events_beyond_end_ = true;
+      return;
+    }
     const int owner = single_rank_ ? 0 : entity_rank_[target];
     if (owner == rank_) {
       if (replace_top_pending_) {
@@ -107,7 +112,8 @@ class Simulator {
         queue_.push(ev);
       }
     } else {
-      if (time < window_end_) [[unlikely]] reject_lookahead(ev);
+      if (time < window_end_) [[unlikely]]
+        reject_lookahead(ev);
       outboxes_[static_cast<std::size_t>(owner)].push_back(ev);
       if (time < next_outgoing_) next_outgoing_ = time;
       ++remote_sent_;
@@ -117,7 +123,7 @@ class Simulator {
   /// Exchanges window slots and events; returns the earliest pending event anywhere.
   Time synchronize();
   RunSummary summarize(double wall_seconds, double sync_seconds, double work_seconds) const;
-  [[noreturn]] void reject_send(EntityId target, Time delay) const;
+  [[noreturn]] void reject_send(EntityId source, EntityId target, Time delay) const;
   [[noreturn]] void reject_sequence(EntityId source) const;
   [[noreturn]] void reject_lookahead(const Event& ev) const;
 
@@ -126,7 +132,7 @@ class Simulator {
   std::string partition_name_;
   EntityId entity_count_;
   int rank_;
-  bool single_rank_;                      // every entity is local: skip the owner lookup
+  bool single_rank_;                        // every entity is local: skip the owner lookup
   std::vector<std::uint16_t> entity_rank_;  // 2 bytes: the send path's table stays in cache
   /// An entity's engine state, together so that handling an event touches one place.
   struct alignas(64) EntityCore {  // one cache line each
@@ -155,6 +161,7 @@ class Simulator {
   std::int64_t global_events_ = 0;  // all ranks, as of the last synchronization
   std::int64_t events_at_sync_ = 0;
   bool reached_end_time_ = false;
+  bool events_beyond_end_ = false;  // an event was scheduled at or after end_time_
   Progress progress_;
 };
 
