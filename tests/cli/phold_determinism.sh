@@ -10,12 +10,16 @@ mkdir -p "$dir"
 
 fields() { grep -E '^  (events|simulated time|checksum):' ; }
 failures=0
-parallel_only=()  # options for the N-rank run alone (a partition file is for N ranks)
+# The N-rank run takes the reference's options, or `parallel` when set (a
+# partition file is for N ranks only; a config file stands for options).
+parallel=()
 check() {
   local name=$1; shift
   local ref par
   ref=$("$shoal" bench phold --quiet "$@" | fields)
-  par=$(timeout 300 "$mpirun" -np "$ranks" "$shoal" bench phold --quiet "$@" "${parallel_only[@]}")
+  [ ${#parallel[@]} -gt 0 ] || parallel=("$@")
+  par=$(timeout 300 "$mpirun" -np "$ranks" "$shoal" bench phold --quiet "${parallel[@]}")
+  parallel=()
   local remote
   remote=$(grep -E '^  remote events:' <<<"$par" | awk '{print $3}')
   par=$(fields <<<"$par")
@@ -36,7 +40,7 @@ check round-robin-short-lookahead --entities 8000 --blocks 12 --remote 0.9 --loo
   --mean-delay 1us --strategy round-robin --end 30us
 "$shoal" partition phold --entities 20000 --blocks 12 --ranks "$ranks" --strategy round-robin \
   -o "$dir/phold.part"
-parallel_only=(--partition "$dir/phold.part")
+parallel=(--entities 20000 --blocks 12 --end 50us --seed 7 --partition "$dir/phold.part")
 check partition-file --entities 20000 --blocks 12 --end 50us --seed 7
 
 # The same run from a config file (which names a partition file relative to
@@ -49,10 +53,10 @@ end = "50us"
 seed = 7
 partition = "phold.part"
 TOML
-parallel_only=(--config "$dir/phold.toml")
+parallel=(--config "$dir/phold.toml")
 check config-file --entities 20000 --blocks 12 --end 50us --seed 7
 # Options on the command line win over the file.
-parallel_only=(--config "$dir/phold.toml" --end 20us --seed 9)
+parallel=(--config "$dir/phold.toml" --end 20us --seed 9)
 check config-overridden --entities 20000 --blocks 12 --end 20us --seed 9
 
 [ "$failures" -eq 0 ]
