@@ -62,7 +62,7 @@ class EventQueue {
   }
 
  private:
-  static constexpr std::size_t kEventsPerBucket = 512;
+  static constexpr std::size_t kEventsPerBucket = 128;
   static constexpr std::size_t kMaxBuckets = std::size_t{1} << 20;
   static constexpr Time kNoTime = std::numeric_limits<Time>::min();
 
