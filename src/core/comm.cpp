@@ -21,6 +21,19 @@ struct MpiSession::Impl {
 MpiSession::MpiSession(int& argc, char**& argv) : impl_(std::make_unique<Impl>(argc, argv)) {}
 MpiSession::~MpiSession() = default;
 
+std::string mpi_library_version() {
+  // Raw MPI: Boost.MPI 1.74 has no call for the library's own version string.
+  char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
+  int length = 0;
+  MPI_Get_library_version(library, &length);
+  std::string text(library, static_cast<std::size_t>(length));
+  if (const auto comma = text.find(','); comma != std::string::npos) {
+    text.resize(comma);  // the first clause names the library and its version
+  }
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' ')) text.pop_back();
+  return text;
+}
+
 struct Comm::Impl {
   mpi::communicator comm;
 };

@@ -1,10 +1,10 @@
 #include "shoal/io/build_info.hpp"
 
 #include <hdf5.h>
-#include <mpi.h>
 
 #include <boost/version.hpp>
 
+#include "shoal/core/comm.hpp"
 #include "shoal/version.hpp"
 
 namespace shoal::io {
@@ -20,17 +20,7 @@ BuildInfo build_info() {
 #ifdef H5_HAVE_PARALLEL
   info.hdf5_parallel = true;
 #endif
-  char library[MPI_MAX_LIBRARY_VERSION_STRING] = {};
-  int length = 0;
-  MPI_Get_library_version(library, &length);
-  info.mpi_library.assign(library, static_cast<std::size_t>(length));
-  if (const auto comma = info.mpi_library.find(','); comma != std::string::npos) {
-    info.mpi_library.resize(comma);  // the first clause names library and version
-  }
-  while (!info.mpi_library.empty() &&
-         (info.mpi_library.back() == '\n' || info.mpi_library.back() == ' ')) {
-    info.mpi_library.pop_back();
-  }
+  info.mpi_library = core::mpi_library_version();
   info.boost_version = std::to_string(BOOST_VERSION / 100000) + "." +
                        std::to_string(BOOST_VERSION / 100 % 1000) + "." +
                        std::to_string(BOOST_VERSION % 100);

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "shoal/core/event.hpp"
@@ -23,6 +24,9 @@ class MpiSession {
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
+
+/// The MPI library and its version, e.g. "Open MPI v4.1.4".
+std::string mpi_library_version();
 
 /// What each rank tells every other rank at the end of a window.
 struct WindowSlot {
