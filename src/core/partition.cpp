@@ -1,5 +1,6 @@
 #include "shoal/core/partition.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cinttypes>
 #include <cstdio>
@@ -58,28 +59,21 @@ Partition Partition::from_strategy(const Layout& layout, int ranks, Strategy str
   if (strategy == Strategy::kRoundRobin) {
     for (std::size_t a = 0; a < atoms; ++a) atom_rank[a] = static_cast<std::int32_t>(a % ranks);
   } else {
-    // Each atom goes to the rank whose share of the entity range holds its midpoint,
-    // then no rank is left empty: ranks are pushed forward or back where needed.
+    // Atom a goes to the rank whose share of the entity range holds its midpoint,
+    // clamped so that ranks rise by at most one per atom (no rank skipped) and stay
+    // high enough for the remaining atoms to reach the last rank (none left empty).
     const auto total = static_cast<std::int64_t>(layout.entity_count());
+    const auto atom_total = static_cast<std::int64_t>(atoms);
+    std::int64_t previous = 0;
     for (std::size_t a = 0; a < atoms; ++a) {
-      const auto a_id = static_cast<AtomId>(a);
-      const std::int64_t mid = (static_cast<std::int64_t>(layout.atom_begin(a_id)) +
-                                static_cast<std::int64_t>(layout.atom_end(a_id))) /
-                               2;
-      atom_rank[a] = static_cast<std::int32_t>(mid * ranks / total);
-    }
-    // Clamp so that atom a can reach rank a at most and leaves room for the rest.
-    for (std::size_t a = 0; a < atoms; ++a) {
-      const auto min_rank =
-          static_cast<std::int32_t>(ranks - static_cast<std::int64_t>(atoms - a) > 0
-                                        ? ranks - static_cast<std::int64_t>(atoms - a)
-                                        : 0);
-      const auto max_rank =
-          static_cast<std::int32_t>(a < static_cast<std::size_t>(ranks) ? a : ranks - 1);
-      if (atom_rank[a] < min_rank) atom_rank[a] = min_rank;
-      if (atom_rank[a] > max_rank) atom_rank[a] = max_rank;
-      if (a > 0 && atom_rank[a] < atom_rank[a - 1]) atom_rank[a] = atom_rank[a - 1];
-      if (a > 0 && atom_rank[a] > atom_rank[a - 1] + 1) atom_rank[a] = atom_rank[a - 1] + 1;
+      const auto id = static_cast<AtomId>(a);
+      const std::int64_t mid = (std::int64_t{layout.atom_begin(id)} + layout.atom_end(id)) / 2;
+      const std::int64_t wanted = mid * ranks / total;
+      const auto index = static_cast<std::int64_t>(a);
+      const std::int64_t low = std::max(previous, ranks - (atom_total - index));
+      const std::int64_t high = a == 0 ? 0 : previous + 1;
+      previous = std::clamp(wanted, low, high);
+      atom_rank[a] = static_cast<std::int32_t>(previous);
     }
   }
   Partition p(ranks, std::move(atom_rank), std::string(strategy_name(strategy)));

@@ -149,6 +149,23 @@ TEST(Simulator, ZeroDelaySelfEventIsHandledAfterTheCurrentOne) {
   EXPECT_EQ(s.simulated_time, 10);
 }
 
+TEST(Simulator, ZeroDelayEventWithASmallerKeyThanTheCurrentOne) {
+  // Entity 0 handles an event from entity 5 and sends itself one at the same time:
+  // key (10, 0, 0) is smaller than the current (10, 5, 0), yet it was caused by it,
+  // so it comes after it, exactly once each.
+  World w(6);
+  Simulator sim(w.comm, w.layout, w.partition, w.options);
+  sim.schedule_initial(5, 0, 10, 1, 0);
+  Recorder model;
+  model.react = [](const Event& e, Simulator& s) {
+    if (e.tag == 1) s.send(0, 0, 2, 0);
+  };
+  const RunSummary s = sim.run(model);
+  const std::vector<Handled> expected = {{0, 10, 5, 0, 1, 0}, {0, 10, 0, 0, 2, 0}};
+  EXPECT_EQ(model.log, expected);
+  EXPECT_EQ(s.events, 2);
+}
+
 TEST(Simulator, ZeroDelayEventsJoinTheCurrentTimeInKeyOrder) {
   World w(4);
   Simulator sim(w.comm, w.layout, w.partition, w.options);

@@ -151,6 +151,9 @@ class Simulator {
 
   Time now_ = 0;
   EntityId current_ = 0;
+  // The handled event stays the queue's top until the first event it causes
+  // replaces it. It must leave before that one enters: a zero-delay event from a
+  // smaller entity id has a smaller key and would otherwise be popped in its place.
   bool replace_top_pending_ = false;
   Time window_end_ = 0;
   Time next_outgoing_ = kTimeInfinity;
