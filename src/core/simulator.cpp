@@ -17,7 +17,6 @@ Simulator::Simulator(const Comm& comm, const Layout& layout, const Partition& pa
       cores_(layout.entity_count()),
       lookahead_(core::lookahead(layout, partition)),
       end_time_(options.end_time),
-      options_(options),
       outboxes_(static_cast<std::size_t>(comm.size())),
       slots_out_(static_cast<std::size_t>(comm.size())),
       slots_in_(static_cast<std::size_t>(comm.size())),

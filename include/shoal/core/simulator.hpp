@@ -142,7 +142,6 @@ class Simulator {
   std::vector<EntityCore> cores_;
   Time lookahead_;
   Time end_time_;
-  EngineOptions options_;
 
   EventQueue queue_;
   std::vector<std::vector<Event>> outboxes_;
