@@ -20,5 +20,6 @@ using Action = std::function<int(const core::Comm&)>;
 void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOptions& global,
                         Action& action);
 void add_version_command(CLI::App& app, Action& action);
+void add_workload_commands(CLI::App& app, Action& action);
 
 }  // namespace shoal::cli

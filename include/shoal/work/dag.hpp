@@ -1,0 +1,116 @@
+// A workload as a DAG of compute tasks and coflows, the one format every
+// workload source produces (hand-written TOML, traffic patterns, htsim
+// connection matrices, later the training generator).
+//
+// Every dependency is local to a GPU, because a GPU can only learn of progress
+// elsewhere through the network:
+// - a task runs on one GPU; it may wait for tasks on that GPU and for coflows in
+//   which that GPU sends or receives a flow (satisfied when all of those flows
+//   are complete there);
+// - a coflow's flow from GPU s waits for the coflow's dependencies that concern
+//   s: tasks on s and coflows in which s has a flow. Each dependency must concern
+//   at least one of the coflow's senders.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "shoal/core/units.hpp"
+
+namespace shoal::work {
+
+using GpuId = std::uint32_t;
+
+enum class CoflowType : std::uint8_t { kEp, kPp, kDp, kTp, kOther };
+
+/// "EP", "PP", "DP", "TP", "OTHER" (also lower case); an Error lists the choices.
+CoflowType parse_coflow_type(std::string_view text);
+std::string_view coflow_type_name(CoflowType type);
+
+/// A node of the DAG: a task or a coflow, by index in its own list.
+struct NodeRef {
+  enum class Kind : std::uint8_t { kTask, kCoflow };
+  Kind kind = Kind::kTask;
+  std::uint32_t index = 0;
+  friend bool operator==(const NodeRef&, const NodeRef&) = default;
+};
+
+struct Flow {
+  GpuId src = 0;
+  GpuId dst = 0;
+  Bytes bytes = 0;
+};
+
+struct ComputeTask {
+  std::string name;
+  GpuId gpu = 0;
+  Time duration = 0;
+  std::vector<NodeRef> after;
+};
+
+/// What a policy keys a coflow on.
+struct CoflowLabels {
+  CoflowType type = CoflowType::kOther;
+  std::uint32_t job = 0;
+  std::uint32_t iteration = 0;
+  std::uint32_t micro_batch = 0;
+  std::uint32_t layer = 0;
+  std::uint32_t stage = 0;
+};
+
+struct Coflow {
+  std::string name;
+  CoflowLabels labels;
+  Time earliest_start = 0;  // its flows start no earlier, whatever their dependencies
+  std::vector<NodeRef> after;
+  std::uint32_t first_flow = 0;  // its flows are flows()[first_flow, first_flow + flow_count)
+  std::uint32_t flow_count = 0;
+};
+
+class Dag {
+ public:
+  /// Adds a node; names must be unique across tasks and coflows (an Error names a
+  /// duplicate). Dependencies are given by name and resolved by resolve().
+  NodeRef add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after);
+  NodeRef add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
+                     std::span<const Flow> flows, std::vector<std::string> after);
+
+  /// Turns dependency names into references; an Error names an unknown one.
+  void resolve();
+
+  /// Checks the rules above against a fabric of `gpu_count` GPUs: GPU ids in
+  /// range, no flow to itself, no empty flow or coflow, local dependencies, no
+  /// cycle. The first problem is an Error naming the node (and the flow or GPU).
+  void validate(GpuId gpu_count) const;
+
+  std::optional<NodeRef> find(std::string_view name) const;
+  const std::string& name(NodeRef node) const;
+  const std::vector<ComputeTask>& tasks() const { return tasks_; }
+  const std::vector<Coflow>& coflows() const { return coflows_; }
+  const std::vector<Flow>& flows() const { return flows_; }
+  std::span<const Flow> flows_of(const Coflow& c) const {
+    return std::span<const Flow>(flows_).subspan(c.first_flow, c.flow_count);
+  }
+  /// Largest GPU id used plus one (0 for an empty DAG).
+  GpuId gpus_used() const;
+  Bytes total_bytes() const;
+
+ private:
+  void add_name(const std::string& name, NodeRef node);
+  std::string describe(NodeRef node) const;
+
+  std::vector<ComputeTask> tasks_;
+  std::vector<Coflow> coflows_;
+  std::vector<Flow> flows_;
+  std::unordered_map<std::string, NodeRef> names_;
+  std::vector<std::vector<std::string>> task_after_names_;
+  std::vector<std::vector<std::string>> coflow_after_names_;
+  bool resolved_ = false;
+};
+
+}  // namespace shoal::work

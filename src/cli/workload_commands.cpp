@@ -1,0 +1,67 @@
+// `shoal workload check FILE.toml --gpus N`: reads and validates a workload
+// DAG without simulating it, and summarises it.
+#include <fmt/format.h>
+
+#include <array>
+#include <memory>
+
+#include "commands.hpp"
+#include "shoal/cli/guard.hpp"
+#include "shoal/work/dag.hpp"
+#include "shoal/work/dag_file.hpp"
+
+namespace shoal::cli {
+namespace {
+
+struct WorkloadArgs {
+  std::string file;
+  std::uint32_t gpus = 0;
+};
+
+int check_workload(const core::Comm& world, const WorkloadArgs& args) {
+  if (world.rank() != 0) return 0;
+  return run_or_abort(world, [&] {
+    work::Dag dag;
+    work::load_dag_file(args.file, dag);
+    const work::GpuId gpus = args.gpus > 0 ? args.gpus : dag.gpus_used();
+    dag.validate(gpus);
+    fmt::print("workload {}: valid for {} GPUs\n", args.file, gpus);
+    fmt::print("  compute tasks: {}\n", dag.tasks().size());
+    fmt::print("  coflows:       {} ({} flows, {})\n", dag.coflows().size(), dag.flows().size(),
+               format_bytes(dag.total_bytes()));
+    constexpr std::array kTypes{work::CoflowType::kEp, work::CoflowType::kPp, work::CoflowType::kDp,
+                                work::CoflowType::kTp, work::CoflowType::kOther};
+    for (const work::CoflowType type : kTypes) {
+      std::size_t count = 0, flows = 0;
+      Bytes bytes = 0;
+      for (const work::Coflow& c : dag.coflows()) {
+        if (c.labels.type != type) continue;
+        ++count;
+        flows += c.flow_count;
+        for (const work::Flow& f : dag.flows_of(c)) bytes += f.bytes;
+      }
+      if (count == 0) continue;
+      fmt::print("    {:<5} {} coflows, {} flows, {}\n", work::coflow_type_name(type), count, flows,
+                 format_bytes(bytes));
+    }
+    return 0;
+  });
+}
+
+}  // namespace
+
+void add_workload_commands(CLI::App& app, Action& action) {
+  CLI::App* workload = app.add_subcommand("workload", "Workload DAGs (docs/workloads.md)");
+  workload->require_subcommand(1);
+  auto args = std::make_shared<WorkloadArgs>();
+  CLI::App* check = workload->add_subcommand(
+      "check", "Read and validate a workload file (tasks, coflows, patterns) and summarise it");
+  check->add_option("file", args->file, "Workload TOML file")->required()->check(CLI::ExistingFile);
+  check->add_option("--gpus", args->gpus,
+                    "GPUs of the fabric it is for (default: as many as the workload uses)");
+  check->callback([&action, args] {
+    action = [args](const core::Comm& world) { return check_workload(world, *args); };
+  });
+}
+
+}  // namespace shoal::cli

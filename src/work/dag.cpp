@@ -1,0 +1,236 @@
+#include "shoal/work/dag.hpp"
+
+#include <algorithm>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::work {
+
+CoflowType parse_coflow_type(std::string_view text) {
+  if (text == "EP" || text == "ep") return CoflowType::kEp;
+  if (text == "PP" || text == "pp") return CoflowType::kPp;
+  if (text == "DP" || text == "dp") return CoflowType::kDp;
+  if (text == "TP" || text == "tp") return CoflowType::kTp;
+  if (text == "OTHER" || text == "other") return CoflowType::kOther;
+  throw Error("unknown coflow type \"" + std::string(text) + "\" (use EP, PP, DP, TP or OTHER)");
+}
+
+std::string_view coflow_type_name(CoflowType type) {
+  switch (type) {
+    case CoflowType::kEp:
+      return "EP";
+    case CoflowType::kPp:
+      return "PP";
+    case CoflowType::kDp:
+      return "DP";
+    case CoflowType::kTp:
+      return "TP";
+    case CoflowType::kOther:
+      break;
+  }
+  return "OTHER";
+}
+
+void Dag::add_name(const std::string& name, NodeRef node) {
+  if (name.empty()) throw Error("a task or coflow needs a non-empty name");
+  if (!names_.emplace(name, node).second) {
+    throw Error("name \"" + name + "\" is used twice (task and coflow names must be unique)");
+  }
+  resolved_ = false;
+}
+
+NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after) {
+  const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(tasks_.size())};
+  add_name(name, node);
+  tasks_.push_back({std::move(name), gpu, duration, {}});
+  task_after_names_.push_back(std::move(after));
+  return node;
+}
+
+NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
+                        std::span<const Flow> flows, std::vector<std::string> after) {
+  const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
+  add_name(name, node);
+  Coflow c;
+  c.name = std::move(name);
+  c.labels = labels;
+  c.earliest_start = earliest_start;
+  c.first_flow = static_cast<std::uint32_t>(flows_.size());
+  c.flow_count = static_cast<std::uint32_t>(flows.size());
+  flows_.insert(flows_.end(), flows.begin(), flows.end());
+  coflows_.push_back(std::move(c));
+  coflow_after_names_.push_back(std::move(after));
+  return node;
+}
+
+std::optional<NodeRef> Dag::find(std::string_view name) const {
+  const auto it = names_.find(std::string(name));
+  if (it == names_.end()) return std::nullopt;
+  return it->second;
+}
+
+const std::string& Dag::name(NodeRef node) const {
+  return node.kind == NodeRef::Kind::kTask ? tasks_[node.index].name : coflows_[node.index].name;
+}
+
+std::string Dag::describe(NodeRef node) const {
+  return std::string(node.kind == NodeRef::Kind::kTask ? "task" : "coflow") + " \"" + name(node) +
+         "\"";
+}
+
+void Dag::resolve() {
+  auto resolve_list = [&](NodeRef node, const std::vector<std::string>& names) {
+    std::vector<NodeRef> refs;
+    refs.reserve(names.size());
+    for (const std::string& n : names) {
+      const auto ref = find(n);
+      if (!ref) throw Error(describe(node) + ": 'after' names \"" + n + "\", which does not exist");
+      if (std::find(refs.begin(), refs.end(), *ref) == refs.end()) refs.push_back(*ref);
+    }
+    return refs;
+  };
+  for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
+    tasks_[i].after = resolve_list({NodeRef::Kind::kTask, i}, task_after_names_[i]);
+  }
+  for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
+    coflows_[i].after = resolve_list({NodeRef::Kind::kCoflow, i}, coflow_after_names_[i]);
+  }
+  resolved_ = true;
+}
+
+GpuId Dag::gpus_used() const {
+  GpuId used = 0;
+  for (const auto& t : tasks_) used = std::max(used, t.gpu + 1);
+  for (const auto& f : flows_) used = std::max({used, f.src + 1, f.dst + 1});
+  return used;
+}
+
+Bytes Dag::total_bytes() const {
+  Bytes total = 0;
+  for (const auto& f : flows_) total += f.bytes;
+  return total;
+}
+
+void Dag::validate(GpuId gpu_count) const {
+  if (!resolved_) throw Error("internal: Dag::validate before resolve");
+  auto gpu_error = [&](NodeRef node, const std::string& what, GpuId gpu) {
+    return Error(describe(node) + ": " + what + " GPU " + std::to_string(gpu) +
+                 " is outside the fabric (GPUs 0.." + std::to_string(gpu_count - 1) + ")");
+  };
+  // Which GPUs take part in each coflow, for the locality rules.
+  auto touches = [&](const Coflow& c, GpuId gpu) {
+    for (const Flow& f : flows_of(c)) {
+      if (f.src == gpu || f.dst == gpu) return true;
+    }
+    return false;
+  };
+  for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
+    const ComputeTask& t = tasks_[i];
+    const NodeRef node{NodeRef::Kind::kTask, i};
+    if (t.gpu >= gpu_count) throw gpu_error(node, "its", t.gpu);
+    if (t.duration < 0) throw Error(describe(node) + ": negative duration");
+    for (const NodeRef dep : t.after) {
+      if (dep == node) throw Error(describe(node) + " depends on itself");
+      if (dep.kind == NodeRef::Kind::kTask && tasks_[dep.index].gpu != t.gpu) {
+        throw Error(describe(node) + " on GPU " + std::to_string(t.gpu) + " depends on " +
+                    describe(dep) + " on GPU " + std::to_string(tasks_[dep.index].gpu) +
+                    "; a dependency between GPUs needs a coflow");
+      }
+      if (dep.kind == NodeRef::Kind::kCoflow && !touches(coflows_[dep.index], t.gpu)) {
+        throw Error(describe(node) + " on GPU " + std::to_string(t.gpu) + " depends on " +
+                    describe(dep) + ", which has no flow to or from GPU " + std::to_string(t.gpu));
+      }
+    }
+  }
+  for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
+    const Coflow& c = coflows_[i];
+    const NodeRef node{NodeRef::Kind::kCoflow, i};
+    if (c.flow_count == 0) throw Error(describe(node) + " has no flows");
+    if (c.earliest_start < 0) throw Error(describe(node) + ": negative start time");
+    for (const Flow& f : flows_of(c)) {
+      const std::string which = "flow " + std::to_string(f.src) + "->" + std::to_string(f.dst);
+      if (f.src >= gpu_count) throw gpu_error(node, which + ": source", f.src);
+      if (f.dst >= gpu_count) throw gpu_error(node, which + ": destination", f.dst);
+      if (f.src == f.dst) throw Error(describe(node) + ": " + which + " is a flow to itself");
+      if (f.bytes <= 0) throw Error(describe(node) + ": " + which + " has no bytes");
+    }
+    for (const NodeRef dep : c.after) {
+      if (dep == node) throw Error(describe(node) + " depends on itself");
+      bool concerns_a_sender = false;
+      for (const Flow& f : flows_of(c)) {
+        concerns_a_sender = dep.kind == NodeRef::Kind::kTask ? tasks_[dep.index].gpu == f.src
+                                                             : touches(coflows_[dep.index], f.src);
+        if (concerns_a_sender) break;
+      }
+      if (!concerns_a_sender) {
+        throw Error(describe(node) + " depends on " + describe(dep) +
+                    ", which involves none of its sending GPUs");
+      }
+    }
+  }
+  // Cycles: Kahn's algorithm over all nodes; whatever is left lies on or behind one.
+  const std::size_t n = tasks_.size() + coflows_.size();
+  auto id = [&](NodeRef r) {
+    return r.kind == NodeRef::Kind::kTask ? r.index : tasks_.size() + r.index;
+  };
+  std::vector<std::uint32_t> waiting(n, 0);
+  std::vector<std::vector<std::size_t>> dependents(n);
+  auto add_edges = [&](NodeRef node, const std::vector<NodeRef>& after) {
+    for (const NodeRef dep : after) {
+      dependents[id(dep)].push_back(id(node));
+      ++waiting[id(node)];
+    }
+  };
+  for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
+    add_edges({NodeRef::Kind::kTask, i}, tasks_[i].after);
+  }
+  for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
+    add_edges({NodeRef::Kind::kCoflow, i}, coflows_[i].after);
+  }
+  std::vector<std::size_t> ready;
+  for (std::size_t v = 0; v < n; ++v) {
+    if (waiting[v] == 0) ready.push_back(v);
+  }
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const std::size_t v = ready.back();
+    ready.pop_back();
+    ++done;
+    for (const std::size_t w : dependents[v]) {
+      if (--waiting[w] == 0) ready.push_back(w);
+    }
+  }
+  if (done == n) return;
+  // Walk back along unfinished dependencies from any stuck node until a node
+  // repeats: that node lies on a cycle; name the cycle in order.
+  auto node_of = [&](std::size_t v) {
+    return v < tasks_.size()
+               ? NodeRef{NodeRef::Kind::kTask, static_cast<std::uint32_t>(v)}
+               : NodeRef{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(v - tasks_.size())};
+  };
+  auto deps_of = [&](std::size_t v) -> const std::vector<NodeRef>& {
+    const NodeRef r = node_of(v);
+    return r.kind == NodeRef::Kind::kTask ? tasks_[r.index].after : coflows_[r.index].after;
+  };
+  std::size_t v = 0;
+  while (waiting[v] == 0) ++v;
+  std::vector<std::size_t> seen_at(n, n);
+  std::vector<std::size_t> path;
+  while (seen_at[v] == n) {
+    seen_at[v] = path.size();
+    path.push_back(v);
+    for (const NodeRef dep : deps_of(v)) {
+      if (waiting[id(dep)] != 0) {
+        v = id(dep);
+        break;
+      }
+    }
+  }
+  std::string cycle;
+  for (std::size_t k = seen_at[v]; k < path.size(); ++k)
+    cycle += describe(node_of(path[k])) + " -> ";
+  cycle += describe(node_of(v));
+  throw Error("the DAG has a cycle: " + cycle + " (each waits for the next)");
+}
+
+}  // namespace shoal::work
