@@ -7,6 +7,7 @@
 
 #include "commands.hpp"
 #include "shoal/cli/guard.hpp"
+#include "shoal/core/error.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/dag_file.hpp"
 
@@ -24,7 +25,11 @@ int check_workload(const core::Comm& world, const WorkloadArgs& args) {
     work::Dag dag;
     work::load_dag_file(args.file, dag);
     const work::GpuId gpus = args.gpus > 0 ? args.gpus : dag.gpus_used();
-    dag.validate(gpus);
+    try {
+      dag.validate(gpus);
+    } catch (const Error& e) {
+      throw Error("workload " + args.file + ": " + e.what());
+    }
     fmt::print("workload {}: valid for {} GPUs\n", args.file, gpus);
     fmt::print("  compute tasks: {}\n", dag.tasks().size());
     fmt::print("  coflows:       {} ({} flows, {})\n", dag.coflows().size(), dag.flows().size(),

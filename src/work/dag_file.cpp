@@ -164,6 +164,16 @@ class Entry {
     return l;
   }
 
+  /// Rejects any key outside `allowed` before reading: a misspelt key is reported
+  /// as itself, not as the required key it was meant to be.
+  void allow_only(std::initializer_list<std::string_view> allowed) const {
+    for (const auto& [key, value] : table_) {
+      if (std::find(allowed.begin(), allowed.end(), key.str()) == allowed.end()) {
+        fail(&value, "unknown key '" + std::string(key.str()) + "'");
+      }
+    }
+  }
+
   void reject_unknown() const {
     for (const auto& [key, value] : table_) {
       if (!used_.contains(std::string(key.str()))) {
@@ -180,6 +190,7 @@ class Entry {
 };
 
 void read_task(Entry& e, Dag& dag) {
+  e.allow_only({"name", "gpu", "duration", "after"});
   std::string name = e.string("name");
   const GpuId gpu = e.gpu("gpu");
   const Time duration = e.time("duration");
@@ -189,6 +200,8 @@ void read_task(Entry& e, Dag& dag) {
 }
 
 void read_coflow(Entry& e, Dag& dag) {
+  e.allow_only({"name", "type", "job", "iteration", "micro_batch", "layer", "stage", "start",
+                "after", "flows"});
   std::string name = e.string("name");
   const CoflowLabels labels = e.labels(CoflowType::kOther);
   const Time start = e.time("start", 0);
@@ -199,6 +212,7 @@ void read_coflow(Entry& e, Dag& dag) {
   for (const toml::node& item : *list.as_array()) {
     if (!item.is_table()) e.fail(&item, "'flows' must be a list of {src, dst, bytes}");
     Entry f = e.nested("flow", flows.size(), *item.as_table());
+    f.allow_only({"src", "dst", "bytes"});
     Flow flow;
     flow.src = f.gpu("src");
     flow.dst = f.gpu("dst");
@@ -212,6 +226,10 @@ void read_coflow(Entry& e, Dag& dag) {
 
 /// Traffic patterns: each expands to one coflow.
 void read_pattern(Entry& e, Dag& dag) {
+  // Keys of any kind here; reject_unknown() below catches one that the kind ignores.
+  e.allow_only({"name", "kind", "type", "job", "iteration", "micro_batch", "layer", "stage",
+                "start", "after", "gpus", "bytes", "seed", "group_size", "groups", "sources",
+                "destination", "source", "destinations"});
   std::string name = e.string("name");
   const std::string kind = e.string("kind");
   const CoflowLabels labels = e.labels(CoflowType::kOther);

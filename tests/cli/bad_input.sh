@@ -79,6 +79,34 @@ expect_error config-unknown-table "config $dir/table.toml, line 1: unknown table
   run1 bench phold --config "$dir/table.toml"
 expect_error config-missing "File does not exist: $dir/none.toml" run2 bench phold --config "$dir/none.toml"
 
+# Workload files: a cycle, a GPU outside the fabric, a flow to itself, a typo.
+cat >"$dir/cycle.toml" <<'TOML'
+[[task]]
+name = "a"
+gpu = 0
+duration = "1us"
+after = "c"
+[[coflow]]
+name = "b"
+after = "a"
+flows = [{ src = 0, dst = 1, bytes = "1MB" }]
+[[task]]
+name = "c"
+gpu = 0
+duration = "1us"
+after = "b"
+TOML
+expect_error workload-cycle 'workload '"$dir"'/cycle.toml: the DAG has a cycle: task "a" -> task "c" -> coflow "b" -> task "a"' \
+  run1 workload check "$dir/cycle.toml"
+printf '[[pattern]]\nname = "p"\nkind = "incast"\nsources = "0..9"\ndestination = 3\nbytes = "1MB"\n' >"$dir/self.toml"
+expect_error workload-flow-to-itself 'coflow "p": flow 3->3 is a flow to itself' run1 workload check "$dir/self.toml"
+printf '[[pattern]]\nname = "p"\nkind = "incast"\nsources = [0, 1]\ndestination = 9\nbytes = "1MB"\n' >"$dir/range.toml"
+expect_error workload-gpu-range 'coflow "p": flow 0->9: destination GPU 9 is outside the fabric (GPUs 0..7)' \
+  run1 workload check "$dir/range.toml" --gpus 8
+printf '[[task]]\nname = "t"\ngpu = 0\nduraton = "1us"\n' >"$dir/typo-task.toml"
+expect_error workload-misspelt-key 'workload '"$dir"'/typo-task.toml, line 4: task "t": unknown key '"'duraton'" \
+  run1 workload check "$dir/typo-task.toml"
+
 expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
 expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2
 
