@@ -21,5 +21,6 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
                         Action& action);
 void add_version_command(CLI::App& app, Action& action);
 void add_workload_commands(CLI::App& app, Action& action);
+void add_topo_command(CLI::App& app, Action& action);
 
 }  // namespace shoal::cli

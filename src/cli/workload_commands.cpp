@@ -10,6 +10,7 @@
 #include "shoal/core/error.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/dag_file.hpp"
+#include "shoal/work/htsim_import.hpp"
 
 namespace shoal::cli {
 namespace {
@@ -17,13 +18,26 @@ namespace {
 struct WorkloadArgs {
   std::string file;
   std::uint32_t gpus = 0;
+  std::string format = "auto";
 };
+
+/// TOML workload files end in .toml; anything else is taken for an htsim matrix.
+void load(const WorkloadArgs& args, work::Dag& dag) {
+  const bool toml =
+      args.format == "toml" || (args.format == "auto" && args.file.size() >= 5 &&
+                                args.file.compare(args.file.size() - 5, 5, ".toml") == 0);
+  if (toml) {
+    work::load_dag_file(args.file, dag);
+  } else {
+    work::load_htsim_connection_matrix(args.file, dag);
+  }
+}
 
 int check_workload(const core::Comm& world, const WorkloadArgs& args) {
   if (world.rank() != 0) return 0;
   return run_or_abort(world, [&] {
     work::Dag dag;
-    work::load_dag_file(args.file, dag);
+    load(args, dag);
     const work::GpuId gpus = args.gpus > 0 ? args.gpus : dag.gpus_used();
     try {
       dag.validate(gpus);
@@ -60,8 +74,15 @@ void add_workload_commands(CLI::App& app, Action& action) {
   workload->require_subcommand(1);
   auto args = std::make_shared<WorkloadArgs>();
   CLI::App* check = workload->add_subcommand(
-      "check", "Read and validate a workload file (tasks, coflows, patterns) and summarise it");
-  check->add_option("file", args->file, "Workload TOML file")->required()->check(CLI::ExistingFile);
+      "check",
+      "Read and validate a workload (TOML tasks, coflows and patterns, or an htsim connection "
+      "matrix) and summarise it");
+  check->add_option("file", args->file, "Workload file")->required()->check(CLI::ExistingFile);
+  check
+      ->add_option("--format", args->format,
+                   "toml, htsim (a connection matrix) or auto: .toml files are TOML")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"auto", "toml", "htsim"}));
   check->add_option("--gpus", args->gpus,
                     "GPUs of the fabric it is for (default: as many as the workload uses)");
   check->callback([&action, args] {

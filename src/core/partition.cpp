@@ -81,6 +81,25 @@ Partition Partition::from_strategy(const Layout& layout, int ranks, Strategy str
   return p;
 }
 
+Partition Partition::from_atom_ranks(const Layout& layout, int ranks,
+                                     std::vector<std::int32_t> atom_rank,
+                                     std::string description) {
+  if (atom_rank.size() != layout.atom_count()) {
+    throw Error("partition " + description + ": " + std::to_string(atom_rank.size()) +
+                " atoms assigned, the layout has " + std::to_string(layout.atom_count()));
+  }
+  for (std::size_t a = 0; a < atom_rank.size(); ++a) {
+    if (atom_rank[a] < 0 || atom_rank[a] >= ranks) {
+      throw Error("partition " + description + ": " + layout.atom_name(static_cast<AtomId>(a)) +
+                  " on rank " + std::to_string(atom_rank[a]) + ", outside 0.." +
+                  std::to_string(ranks - 1));
+    }
+  }
+  Partition p(ranks, std::move(atom_rank), description);
+  require_filled(p.entities_per_rank(layout), "partition " + description);
+  return p;
+}
+
 Partition Partition::from_file(const std::string& path, const Layout& layout, int ranks) {
   std::ifstream in(path);
   if (!in) throw Error("partition file " + path + ": cannot be opened");

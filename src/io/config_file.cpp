@@ -128,6 +128,17 @@ std::optional<BitsPerSecond> ConfigFile::rate(std::string_view table, std::strin
                    [](std::string_view s) { return parse_rate(s); });
 }
 
+void ConfigFile::reject_unknown(std::string_view table) const {
+  const toml::node* node = impl_->root.get(table);
+  if (node == nullptr || !node->is_table()) return;
+  for (const auto& [key, value] : *node->as_table()) {
+    const std::string name = dotted(table, key.str());
+    if (!impl_->used.contains(name)) {
+      throw Error(where(path_, key.source()) + ": unknown key '" + name + "'");
+    }
+  }
+}
+
 void ConfigFile::reject_unknown() const {
   for (const auto& [table_key, node] : impl_->root) {
     const std::string table(table_key.str());

@@ -39,7 +39,17 @@ void Dag::add_name(const std::string& name, NodeRef node) {
   resolved_ = false;
 }
 
+namespace {
+void check_gpu_id(const std::string& node, GpuId gpu) {
+  if (gpu > kMaxGpuId) {
+    throw Error(node + ": GPU " + std::to_string(gpu) + " is beyond the largest GPU id " +
+                std::to_string(kMaxGpuId));
+  }
+}
+}  // namespace
+
 NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after) {
+  check_gpu_id("task \"" + name + "\"", gpu);
   const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(tasks_.size())};
   add_name(name, node);
   tasks_.push_back({std::move(name), gpu, duration, {}});
@@ -49,6 +59,9 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
 
 NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                         std::span<const Flow> flows, std::vector<std::string> after) {
+  for (const Flow& f : flows) {
+    check_gpu_id("coflow \"" + name + "\"", std::max(f.src, f.dst));
+  }
   const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
   add_name(name, node);
   Coflow c;
@@ -114,8 +127,10 @@ Bytes Dag::total_bytes() const {
 void Dag::validate(GpuId gpu_count) const {
   if (!resolved_) throw Error("internal: Dag::validate before resolve");
   auto gpu_error = [&](NodeRef node, const std::string& what, GpuId gpu) {
+    const std::string fabric =
+        gpu_count == 0 ? "the fabric has no GPUs" : "GPUs 0.." + std::to_string(gpu_count - 1);
     return Error(describe(node) + ": " + what + " GPU " + std::to_string(gpu) +
-                 " is outside the fabric (GPUs 0.." + std::to_string(gpu_count - 1) + ")");
+                 " is outside the fabric (" + fabric + ")");
   };
   // Which GPUs take part in each coflow, for the locality rules.
   auto touches = [&](const Coflow& c, GpuId gpu) {

@@ -68,7 +68,9 @@ class Entry {
     return v;
   }
 
-  GpuId gpu(std::string_view key) { return static_cast<GpuId>(integer(key)); }
+  GpuId gpu(std::string_view key) {
+    return static_cast<GpuId>(integer(key, std::nullopt, kMaxGpuId));
+  }
 
   template <class Parse>
   std::int64_t unit(std::string_view key, Parse parse, std::string_view example,
@@ -115,8 +117,9 @@ class Entry {
     if (n.is_array()) {
       for (const toml::node& item : *n.as_array()) {
         if (!item.is_integer() || item.as_integer()->get() < 0 ||
-            item.as_integer()->get() > UINT32_MAX) {
-          fail(&item, "'" + std::string(key) + "' must list GPU ids (non-negative integers)");
+            item.as_integer()->get() > kMaxGpuId) {
+          fail(&item, "'" + std::string(key) + "' must list GPU ids (integers 0.." +
+                          std::to_string(kMaxGpuId) + ")");
         }
         out.push_back(static_cast<GpuId>(item.as_integer()->get()));
       }
@@ -131,6 +134,10 @@ class Entry {
       if (dots == std::string::npos || !ok(text.data(), text.data() + dots, first) ||
           !ok(text.data() + dots + 2, text.data() + text.size(), last) || last < first) {
         fail(&n, "'" + std::string(key) + "' must be a list of GPU ids or a range \"FIRST..LAST\"");
+      }
+      if (last > kMaxGpuId) {
+        fail(&n, "'" + std::string(key) + "' reaches GPU " + std::to_string(last) +
+                     "; GPU ids go up to " + std::to_string(kMaxGpuId));
       }
       for (std::uint64_t g = first; g <= last; ++g) out.push_back(static_cast<GpuId>(g));
     } else {
@@ -333,6 +340,21 @@ void load_dag_file(const std::string& path, Dag& dag) {
         const std::string what = err.what();
         if (what.rfind("workload ", 0) == 0) throw;
         entry.fail(nullptr, what);  // from the Dag: a duplicate name
+      }
+    }
+  }
+  // Now that every name is known, an 'after' naming none is reported at its line.
+  for (const auto& [section, read] : sections) {
+    const toml::node* list = root.get(section);
+    if (list == nullptr) continue;
+    std::size_t index = 0;
+    for (const toml::node& item : *list->as_array()) {
+      const toml::table& table = *item.as_table();
+      Entry entry(path, Entry::subject_of(section, index++, table), table);
+      for (const std::string& name : entry.names("after")) {
+        if (!dag.find(name)) {
+          entry.fail(table.get("after"), "'after' names \"" + name + "\", which does not exist");
+        }
       }
     }
   }

@@ -26,6 +26,9 @@ class Partition {
   static Partition from_file(const std::string& path, const Layout& layout, int ranks);
   static Partition parse(std::istream& in, const std::string& source, const Layout& layout,
                          int ranks);
+  /// An assignment computed elsewhere (a topology-aware strategy); checked like a file.
+  static Partition from_atom_ranks(const Layout& layout, int ranks,
+                                   std::vector<std::int32_t> atom_rank, std::string description);
 
   void write(std::ostream& out, const Layout& layout) const;
 

@@ -37,6 +37,8 @@ class ConfigFile {
 
   /// Throws an Error naming the first key (or table) that no getter asked for.
   void reject_unknown() const;
+  /// The same, for the keys of one table only (other tables may be read later).
+  void reject_unknown(std::string_view table) const;
 
   struct Impl;  // the parsed document; opaque outside config_file.cpp
 

@@ -25,6 +25,9 @@
 namespace shoal::work {
 
 using GpuId = std::uint32_t;
+/// GPU ids stay below 2^24: every GPU is an engine entity, and the event key
+/// holds 24 bits of entity id (core/event.hpp).
+inline constexpr GpuId kMaxGpuId = (GpuId{1} << 24) - 1;
 
 enum class CoflowType : std::uint8_t { kEp, kPp, kDp, kTp, kOther };
 

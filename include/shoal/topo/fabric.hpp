@@ -1,0 +1,130 @@
+// One graph type for every fabric: GPUs (each with its NIC), an NVSwitch per
+// server, network switches in tiers, and directed links with rate and latency.
+//
+// Node ids are the engine's entity ids. They are laid out so that a server (its
+// GPUs, then its NVSwitch) is a contiguous range — an atom that no partition
+// splits, since NVLink latency is too small to serve as lookahead — and each
+// network switch follows as an atom of its own.
+//
+// Routing is up/down. A packet for GPU d travels on the plane of its NIC port:
+// at a switch it goes down if d's leaf is below it, else up. The down choice
+// is a small range table per switch (leaves below each down link); up links
+// are all equal, so ECMP picks one by a stable hash of the flow, or spraying
+// picks one per cell.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "shoal/core/layout.hpp"
+#include "shoal/core/units.hpp"
+
+namespace shoal::topo {
+
+using NodeId = std::uint32_t;
+using LinkId = std::uint32_t;
+using GpuId = std::uint32_t;
+inline constexpr LinkId kNoLink = UINT32_MAX;
+
+enum class NodeKind : std::uint8_t { kGpu, kNvSwitch, kSwitch };
+
+/// Link tiers, counted from the hosts: NVLink inside a server, host to leaf,
+/// leaf to spine (or aggregation), aggregation to core.
+enum class Tier : std::uint8_t { kNvlink = 0, kHost = 1, kSpine = 2, kCore = 3 };
+std::string_view tier_name(Tier t);
+
+struct Node {
+  NodeKind kind = NodeKind::kGpu;
+  std::uint8_t level = 0;   // 0 GPU/NVSwitch, 1 leaf, 2 spine/aggregation, 3 core
+  std::uint16_t plane = 0;  // multi-plane fabrics; 0 otherwise
+  std::uint32_t group = 0;  // server of a GPU or NVSwitch; pod of a switch
+  std::uint32_t index = 0;  // GPU id; switch index within its level
+};
+
+struct Link {
+  NodeId from = 0;
+  NodeId to = 0;
+  BitsPerSecond rate = 0;
+  Time latency = 0;
+  Tier tier = Tier::kHost;
+  bool up = true;  // towards the core (GPU -> leaf, leaf -> spine, ...)
+  LinkId reverse = kNoLink;
+};
+
+class Fabric {
+ public:
+  // --- construction (builders) ---
+  Fabric(std::string kind, std::string description, GpuId gpus, std::uint32_t gpus_per_server);
+  /// Adds the servers: for each, its GPUs then its NVSwitch, with NVLink both ways.
+  void add_servers(BitsPerSecond nvlink_rate, Time nvlink_latency);
+  NodeId add_switch(std::uint8_t level, std::uint16_t plane, std::uint32_t group,
+                    std::uint32_t index);
+  /// A duplex link: `lower` is the node nearer the hosts. Returns the upward link.
+  LinkId connect(NodeId lower, NodeId upper, BitsPerSecond rate, Time latency, Tier tier);
+  /// Computes adjacency, routing tables and the engine layout. Call once, last.
+  void finish();
+
+  // --- the graph ---
+  const std::string& kind() const { return kind_; }
+  const std::string& description() const { return description_; }
+  GpuId gpu_count() const { return gpus_; }
+  std::uint32_t gpus_per_server() const { return gpus_per_server_; }
+  std::uint32_t server_count() const { return gpus_ / gpus_per_server_; }
+  std::size_t node_count() const { return nodes_.size(); }
+  const Node& node(NodeId n) const { return nodes_[n]; }
+  const Link& link(LinkId l) const { return links_[l]; }
+  std::size_t link_count() const { return links_.size(); }
+  std::span<const LinkId> out_links(NodeId n) const {
+    return std::span<const LinkId>(out_).subspan(out_begin_[n], out_begin_[n + 1] - out_begin_[n]);
+  }
+  NodeId gpu_node(GpuId g) const {
+    return (g / gpus_per_server_) * (gpus_per_server_ + 1) + g % gpus_per_server_;
+  }
+  NodeId nvswitch_node(std::uint32_t server) const {
+    return server * (gpus_per_server_ + 1) + gpus_per_server_;
+  }
+  /// The engine's view: atoms (servers, then one per switch) and cut-able links.
+  const core::Layout& layout() const { return layout_; }
+
+  // --- routing ---
+  /// The network links a GPU's NIC sends on (one per plane or port).
+  std::span<const LinkId> nic_links(GpuId g) const { return out_links(gpu_node(g)).subspan(1); }
+  /// Links out of `at` that lead towards GPU `dst` on a shortest up/down path
+  /// through the network: the down link(s) when dst's leaf is below, else every
+  /// up link. `at` is a switch; `plane` the plane the packet travels on.
+  std::span<const LinkId> next_links(NodeId at, GpuId dst) const;
+  /// Stable ECMP choice among next_links by the flow's hash.
+  LinkId ecmp_link(NodeId at, GpuId dst, std::uint64_t flow_hash) const;
+  /// Propagation latency of the up/down path between two GPUs (no queueing).
+  Time path_latency(GpuId src, GpuId dst) const;
+
+ private:
+  struct DownRange {  // leaves [first_leaf, end_leaf) below the down links [first, first+count)
+    std::uint32_t first_leaf, end_leaf;
+    std::uint32_t first, count;  // into down_links_
+  };
+
+  std::string kind_;
+  std::string description_;
+  GpuId gpus_;
+  std::uint32_t gpus_per_server_;
+  std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::vector<std::uint32_t> out_begin_;  // CSR over out_
+  std::vector<LinkId> out_;
+  // Routing: each GPU's NIC port -> its leaf (one per plane), leaves numbered densely.
+  std::vector<std::uint32_t> leaf_number_;  // by node; UINT32_MAX if not a leaf
+  std::vector<std::uint32_t> gpu_leaf_;     // by GPU: dense number of its (first) leaf
+  std::vector<LinkId> leaf_to_gpu_;         // by GPU: the leaf's link down to it
+  std::vector<std::uint32_t> down_begin_;   // by node: range into down_ranges_
+  std::vector<DownRange> down_ranges_;
+  std::vector<LinkId> down_links_;
+  std::vector<std::uint32_t> up_begin_;  // by node: CSR of up links
+  std::vector<LinkId> up_links_;
+  core::Layout layout_{"empty", {1}, {"none"}};
+  bool finished_ = false;
+};
+
+}  // namespace shoal::topo

@@ -1,0 +1,43 @@
+// The [topology] table of a run config, and what `shoal topo` reports.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shoal/core/partition.hpp"
+#include "shoal/io/config_file.hpp"
+#include "shoal/topo/fabric.hpp"
+
+namespace shoal::topo {
+
+/// Builds the fabric described by [topology] (keys in docs/topologies.md).
+Fabric build_fabric(io::ConfigFile& config);
+
+/// "4:1" -> 4. An Error names the text otherwise.
+std::uint32_t parse_oversubscription(std::string_view text);
+
+/// Partition strategies that know the fabric: "topology" keeps each leaf (in a
+/// 3-tier fat tree, each pod) with its servers, balanced in contiguous blocks,
+/// and spreads the switches above round-robin; "block" and "round-robin" are the
+/// engine's strategies over atoms.
+core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy);
+
+struct LevelSummary {
+  std::string name;  // leaf, spine, core
+  std::uint32_t switches = 0;
+  std::uint32_t down_ports = 0;  // per switch, the largest
+  std::uint32_t up_ports = 0;
+  double oversubscription = 0;  // down capacity / up capacity over the level; 0 at the top
+};
+
+struct FabricSummary {
+  GpuId gpus = 0;
+  std::uint32_t servers = 0;
+  std::vector<LevelSummary> levels;
+  std::vector<std::pair<std::string, std::uint32_t>> links_per_tier;  // duplex links
+  BitsPerSecond bisection = 0;  // half the capacity of the thinnest tier of up links
+};
+
+FabricSummary summarize(const Fabric& fabric);
+
+}  // namespace shoal::topo

@@ -1,0 +1,81 @@
+// `shoal topo CONFIG.toml [--ranks N] [--strategy S]`: builds the fabric of a
+// config and reports it, with the partition and lookahead N ranks would get.
+#include <fmt/format.h>
+
+#include <memory>
+
+#include "commands.hpp"
+#include "shoal/cli/guard.hpp"
+#include "shoal/core/partition.hpp"
+#include "shoal/io/config_file.hpp"
+#include "shoal/topo/fabric_config.hpp"
+
+namespace shoal::cli {
+namespace {
+
+struct TopoArgs {
+  std::string config;
+  int ranks = 1;
+  std::string strategy = "topology";
+};
+
+int show_topology(const core::Comm& world, const TopoArgs& args) {
+  if (world.rank() != 0) return 0;
+  return run_or_abort(world, [&] {
+    io::ConfigFile config(args.config);
+    const topo::Fabric fabric = topo::build_fabric(config);
+    const topo::FabricSummary s = topo::summarize(fabric);
+    fmt::print("fabric: {} ({})\n", fabric.kind(), fabric.description());
+    fmt::print("  GPUs:       {} in {} servers of {}\n", s.gpus, s.servers,
+               fabric.gpus_per_server());
+    for (const topo::LevelSummary& l : s.levels) {
+      fmt::print("  {:<6}      {} switches, {} down / {} up ports", l.name, l.switches,
+                 l.down_ports, l.up_ports);
+      if (l.oversubscription > 0) fmt::print(", oversubscription {:.3g}:1", l.oversubscription);
+      fmt::print("\n");
+    }
+    fmt::print("  links:     ");
+    for (const auto& [tier, count] : s.links_per_tier) fmt::print(" {} {},", count, tier);
+    fmt::print(" (duplex)\n");
+    fmt::print("  bisection:  {}\n", format_rate(s.bisection));
+    fmt::print("  entities:   {} in {} atoms\n", fabric.layout().entity_count(),
+               fabric.layout().atom_count());
+    const core::Partition partition = topo::partition_fabric(fabric, args.ranks, args.strategy);
+    const Time lookahead = core::lookahead(fabric.layout(), partition);
+    std::size_t cut = 0;
+    for (const core::AtomLink& l : fabric.layout().links()) {
+      cut += partition.rank_of_atom(l.from) != partition.rank_of_atom(l.to);
+    }
+    fmt::print("partition: {} over {} ranks\n", partition.description(), args.ranks);
+    const auto per_rank = partition.entities_per_rank(fabric.layout());
+    for (std::size_t r = 0; r < per_rank.size(); ++r) {
+      fmt::print("  rank {}: {} entities\n", r, per_rank[r]);
+    }
+    fmt::print("  cut links:  {} of {} (directed)\n", cut, fabric.layout().links().size());
+    fmt::print("  lookahead:  {}\n", format_time(lookahead));
+    return 0;
+  });
+}
+
+}  // namespace
+
+void add_topo_command(CLI::App& app, Action& action) {
+  auto args = std::make_shared<TopoArgs>();
+  CLI::App* topo = app.add_subcommand(
+      "topo",
+      "Build the fabric of a config ([topology]) and report it, with the partition and "
+      "lookahead for --ranks N");
+  topo->add_option("config", args->config, "Config file (TOML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  topo->add_option("--ranks", args->ranks, "Ranks to partition for")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 65535));
+  topo->add_option("--strategy", args->strategy, "topology, block or round-robin")
+      ->capture_default_str();
+  topo->callback([&action, args] {
+    action = [args](const core::Comm& world) { return show_topology(world, *args); };
+  });
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,115 @@
+#include "shoal/topo/builders.hpp"
+
+#include <string>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::topo {
+namespace {
+
+std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
+
+}  // namespace
+
+Fabric build_single_switch(const FabricSpec& spec) {
+  Fabric f(
+      "single-switch",
+      "gpus=" + std::to_string(spec.gpus) + " per_server=" + std::to_string(spec.gpus_per_server),
+      spec.gpus, spec.gpus_per_server);
+  f.add_servers(spec.nvlink_rate, spec.nvlink_latency);
+  const NodeId sw = f.add_switch(1, 0, 0, 0);
+  for (GpuId g = 0; g < spec.gpus; ++g) {
+    f.connect(f.gpu_node(g), sw, spec.link_rate, spec.link_latency, Tier::kHost);
+  }
+  f.finish();
+  return f;
+}
+
+Fabric build_fat_tree(const FatTreeSpec& spec) {
+  const FabricSpec& b = spec.base;
+  if (spec.tiers != 2 && spec.tiers != 3) throw Error("tiers must be 2 or 3");
+  if (spec.radix < 4 || spec.radix % 2 != 0) throw Error("radix must be an even number >= 4");
+  const std::uint32_t half = spec.radix / 2;
+  const std::uint32_t r_leaf = spec.leaf_oversubscription;
+  const std::uint32_t r_agg = spec.aggregation_oversubscription;
+  if (r_leaf == 0 || half % r_leaf != 0) {
+    throw Error("leaf_oversubscription " + std::to_string(r_leaf) + ":1 must divide the " +
+                std::to_string(half) + " host ports of a leaf (radix " +
+                std::to_string(spec.radix) + ")");
+  }
+  if (spec.tiers == 2 && r_agg != 1) {
+    throw Error(
+        "aggregation_oversubscription needs tiers = 3 (a 2-tier fat tree has no aggregation)");
+  }
+  if (r_agg == 0 || half % r_agg != 0) {
+    throw Error("aggregation_oversubscription " + std::to_string(r_agg) + ":1 must divide " +
+                std::to_string(half));
+  }
+  const std::uint32_t leaves = ceil_div(b.gpus, half);
+  const std::uint32_t leaf_up = half / r_leaf;
+
+  std::string description =
+      std::to_string(spec.tiers) + "-tier radix=" + std::to_string(spec.radix) +
+      " gpus=" + std::to_string(b.gpus) + " per_server=" + std::to_string(b.gpus_per_server) +
+      " leaf=" + std::to_string(r_leaf) + ":1";
+  if (spec.tiers == 3) description += " aggregation=" + std::to_string(r_agg) + ":1";
+  Fabric f("fat-tree", description, b.gpus, b.gpus_per_server);
+  f.add_servers(b.nvlink_rate, b.nvlink_latency);
+
+  if (spec.tiers == 2) {
+    if (leaves > spec.radix) {
+      throw Error("a 2-tier fat tree of radix " + std::to_string(spec.radix) + " holds at most " +
+                  std::to_string(spec.radix * half) + " GPUs (" + std::to_string(b.gpus) +
+                  " need " + std::to_string(leaves) + " leaves); use tiers = 3 or a larger radix");
+    }
+    std::vector<NodeId> leaf(leaves), spine(leaf_up);
+    for (std::uint32_t l = 0; l < leaves; ++l) leaf[l] = f.add_switch(1, 0, 0, l);
+    for (std::uint32_t s = 0; s < leaf_up; ++s) spine[s] = f.add_switch(2, 0, 0, s);
+    for (GpuId g = 0; g < b.gpus; ++g) {
+      f.connect(f.gpu_node(g), leaf[g / half], b.link_rate, b.link_latency, Tier::kHost);
+    }
+    for (std::uint32_t l = 0; l < leaves; ++l) {
+      for (std::uint32_t s = 0; s < leaf_up; ++s) {
+        f.connect(leaf[l], spine[s], b.link_rate, b.link_latency, Tier::kSpine);
+      }
+    }
+  } else {
+    const std::uint32_t pods = ceil_div(leaves, half);
+    if (pods > spec.radix) {
+      throw Error("a 3-tier fat tree of radix " + std::to_string(spec.radix) + " holds at most " +
+                  std::to_string(spec.radix * half * half) + " GPUs (" + std::to_string(b.gpus) +
+                  " need " + std::to_string(pods) + " pods); use a larger radix");
+    }
+    const std::uint32_t aggs = leaf_up;         // per pod
+    const std::uint32_t agg_up = half / r_agg;  // core links per aggregation switch
+    std::vector<NodeId> leaf(leaves), agg(pods * aggs), core(aggs * agg_up);
+    for (std::uint32_t l = 0; l < leaves; ++l) leaf[l] = f.add_switch(1, 0, l / half, l);
+    for (std::uint32_t p = 0; p < pods; ++p) {
+      for (std::uint32_t a = 0; a < aggs; ++a)
+        agg[p * aggs + a] = f.add_switch(2, 0, p, p * aggs + a);
+    }
+    for (std::uint32_t c = 0; c < core.size(); ++c) core[c] = f.add_switch(3, 0, 0, c);
+    for (GpuId g = 0; g < b.gpus; ++g) {
+      f.connect(f.gpu_node(g), leaf[g / half], b.link_rate, b.link_latency, Tier::kHost);
+    }
+    for (std::uint32_t l = 0; l < leaves; ++l) {
+      const std::uint32_t pod = l / half;
+      for (std::uint32_t a = 0; a < aggs; ++a) {
+        f.connect(leaf[l], agg[pod * aggs + a], b.link_rate, b.link_latency, Tier::kSpine);
+      }
+    }
+    // Aggregation switch a of every pod reaches cores [a*agg_up, (a+1)*agg_up).
+    for (std::uint32_t p = 0; p < pods; ++p) {
+      for (std::uint32_t a = 0; a < aggs; ++a) {
+        for (std::uint32_t c = 0; c < agg_up; ++c) {
+          f.connect(agg[p * aggs + a], core[a * agg_up + c], b.link_rate, b.link_latency,
+                    Tier::kCore);
+        }
+      }
+    }
+  }
+  f.finish();
+  return f;
+}
+
+}  // namespace shoal::topo

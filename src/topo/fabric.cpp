@@ -1,0 +1,234 @@
+#include "shoal/topo/fabric.hpp"
+
+#include <algorithm>
+
+#include "shoal/core/error.hpp"
+#include "shoal/core/random.hpp"
+
+namespace shoal::topo {
+
+std::string_view tier_name(Tier t) {
+  switch (t) {
+    case Tier::kNvlink:
+      return "nvlink";
+    case Tier::kHost:
+      return "host-leaf";
+    case Tier::kSpine:
+      return "leaf-spine";
+    case Tier::kCore:
+      return "spine-core";
+  }
+  return "?";
+}
+
+namespace {
+std::string_view level_name(const Node& n) {
+  switch (n.level) {
+    case 1:
+      return "leaf";
+    case 2:
+      return "spine";
+    default:
+      return "core";
+  }
+}
+}  // namespace
+
+Fabric::Fabric(std::string kind, std::string description, GpuId gpus, std::uint32_t gpus_per_server)
+    : kind_(std::move(kind)),
+      description_(std::move(description)),
+      gpus_(gpus),
+      gpus_per_server_(gpus_per_server) {
+  if (gpus_per_server == 0) throw Error("gpus_per_server must be at least 1");
+  if (gpus == 0 || gpus % gpus_per_server != 0) {
+    throw Error("gpus (" + std::to_string(gpus) +
+                ") must be a positive multiple of gpus_per_server (" +
+                std::to_string(gpus_per_server) + ")");
+  }
+}
+
+void Fabric::add_servers(BitsPerSecond nvlink_rate, Time nvlink_latency) {
+  for (std::uint32_t s = 0; s < server_count(); ++s) {
+    for (std::uint32_t i = 0; i < gpus_per_server_; ++i) {
+      nodes_.push_back({NodeKind::kGpu, 0, 0, s, s * gpus_per_server_ + i});
+    }
+    nodes_.push_back({NodeKind::kNvSwitch, 0, 0, s, s});
+  }
+  for (GpuId g = 0; g < gpus_; ++g) {
+    connect(gpu_node(g), nvswitch_node(g / gpus_per_server_), nvlink_rate, nvlink_latency,
+            Tier::kNvlink);
+  }
+}
+
+NodeId Fabric::add_switch(std::uint8_t level, std::uint16_t plane, std::uint32_t group,
+                          std::uint32_t index) {
+  nodes_.push_back({NodeKind::kSwitch, level, plane, group, index});
+  return static_cast<NodeId>(nodes_.size() - 1);
+}
+
+LinkId Fabric::connect(NodeId lower, NodeId upper, BitsPerSecond rate, Time latency, Tier tier) {
+  const auto up = static_cast<LinkId>(links_.size());
+  links_.push_back({lower, upper, rate, latency, tier, true, up + 1});
+  links_.push_back({upper, lower, rate, latency, tier, false, up});
+  return up;
+}
+
+void Fabric::finish() {
+  if (finished_) throw Error("internal: Fabric::finish called twice");
+  finished_ = true;
+  const std::size_t n = nodes_.size();
+  // Adjacency in insertion order (a GPU's NVLink first, then its network ports).
+  out_begin_.assign(n + 1, 0);
+  for (const Link& l : links_) ++out_begin_[l.from + 1];
+  for (std::size_t i = 0; i < n; ++i) out_begin_[i + 1] += out_begin_[i];
+  out_.resize(links_.size());
+  std::vector<std::uint32_t> fill(out_begin_.begin(), out_begin_.end() - 1);
+  for (LinkId l = 0; l < links_.size(); ++l) out_[fill[links_[l].from]++] = l;
+
+  // Leaves in node order, and each GPU's leaf (its first network port's switch).
+  leaf_number_.assign(n, UINT32_MAX);
+  std::uint32_t leaves = 0;
+  for (NodeId v = 0; v < n; ++v) {
+    if (nodes_[v].kind == NodeKind::kSwitch && nodes_[v].level == 1) leaf_number_[v] = leaves++;
+  }
+  gpu_leaf_.assign(gpus_, UINT32_MAX);
+  leaf_to_gpu_.assign(gpus_, kNoLink);
+  for (GpuId g = 0; g < gpus_; ++g) {
+    const auto ports = nic_links(g);
+    if (ports.empty()) throw Error("internal: GPU " + std::to_string(g) + " has no network port");
+    const Link& port = links_[ports.front()];
+    gpu_leaf_[g] = leaf_number_[port.to];
+    leaf_to_gpu_[g] = port.reverse;
+  }
+
+  // Leaves below each switch, as one contiguous range (checked), bottom-up.
+  std::vector<std::uint32_t> lo(n, UINT32_MAX), hi(n, 0);
+  for (NodeId v = 0; v < n; ++v) {
+    if (leaf_number_[v] != UINT32_MAX) {
+      lo[v] = leaf_number_[v];
+      hi[v] = leaf_number_[v] + 1;
+    }
+  }
+  for (std::uint8_t level = 2; level <= 3; ++level) {
+    for (NodeId v = 0; v < n; ++v) {
+      if (nodes_[v].kind != NodeKind::kSwitch || nodes_[v].level != level) continue;
+      std::vector<std::pair<std::uint32_t, std::uint32_t>> children;
+      for (const LinkId l : out_links(v)) {
+        if (!links_[l].up) children.push_back({lo[links_[l].to], hi[links_[l].to]});
+      }
+      // Children's ranges may repeat (parallel links) but must tile one range, or
+      // a leaf inside [lo, hi) would be routed down to a switch that cannot reach it.
+      std::sort(children.begin(), children.end());
+      children.erase(std::unique(children.begin(), children.end()), children.end());
+      for (std::size_t c = 0; c < children.size(); ++c) {
+        if (c > 0 && children[c].first != children[c - 1].second) {
+          throw Error("internal: the leaves below switch " + std::to_string(v) +
+                      " are not one contiguous range; up/down routing needs that");
+        }
+        lo[v] = std::min(lo[v], children[c].first);
+        hi[v] = std::max(hi[v], children[c].second);
+      }
+    }
+  }
+  down_begin_.assign(n + 1, 0);
+  up_begin_.assign(n + 1, 0);
+  for (NodeId v = 0; v < n; ++v) {
+    down_begin_[v] = static_cast<std::uint32_t>(down_ranges_.size());
+    up_begin_[v] = static_cast<std::uint32_t>(up_links_.size());
+    if (nodes_[v].kind != NodeKind::kSwitch) continue;
+    std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, LinkId>> downs;
+    for (const LinkId l : out_links(v)) {
+      if (links_[l].up) {
+        up_links_.push_back(l);
+      } else if (nodes_[links_[l].to].kind == NodeKind::kSwitch) {
+        const NodeId child = links_[l].to;
+        downs.push_back({{lo[child], hi[child]}, l});
+      }
+    }
+    std::sort(downs.begin(), downs.end());
+    for (std::size_t i = 0; i < downs.size();) {
+      std::size_t j = i;
+      while (j < downs.size() && downs[j].first == downs[i].first) ++j;
+      if (i > 0 && downs[i].first.first < downs[i - 1].first.second) {
+        throw Error("internal: overlapping leaf ranges below switch " + std::to_string(v));
+      }
+      down_ranges_.push_back({downs[i].first.first, downs[i].first.second,
+                              static_cast<std::uint32_t>(down_links_.size()),
+                              static_cast<std::uint32_t>(j - i)});
+      for (std::size_t k = i; k < j; ++k) down_links_.push_back(downs[k].second);
+      i = j;
+    }
+  }
+  down_begin_[n] = static_cast<std::uint32_t>(down_ranges_.size());
+  up_begin_[n] = static_cast<std::uint32_t>(up_links_.size());
+
+  // The engine's atoms: each server (GPUs + NVSwitch), then each switch.
+  std::vector<core::EntityId> sizes;
+  std::vector<std::string> names;
+  for (std::uint32_t s = 0; s < server_count(); ++s) {
+    sizes.push_back(gpus_per_server_ + 1);
+    names.push_back("server " + std::to_string(s));
+  }
+  std::vector<core::AtomId> atom_of_node(n);
+  for (NodeId v = 0; v < n; ++v) {
+    const Node& node = nodes_[v];
+    if (node.kind != NodeKind::kSwitch) {
+      atom_of_node[v] = node.group;
+      continue;
+    }
+    atom_of_node[v] = static_cast<core::AtomId>(sizes.size());
+    sizes.push_back(1);
+    std::string name = std::string(level_name(node)) + " " + std::to_string(node.index);
+    if (node.plane > 0) name = "plane " + std::to_string(node.plane) + " " + name;
+    names.push_back(std::move(name));
+  }
+  layout_ = core::Layout(kind_ + " " + description_, sizes, std::move(names));
+  for (const Link& l : links_) {
+    const core::AtomId a = atom_of_node[l.from];
+    const core::AtomId b = atom_of_node[l.to];
+    if (a != b) layout_.add_link(a, b, l.latency);
+  }
+}
+
+std::span<const LinkId> Fabric::next_links(NodeId at, GpuId dst) const {
+  const std::uint32_t leaf = gpu_leaf_[dst];
+  if (leaf_number_[at] == leaf) return std::span<const LinkId>(&leaf_to_gpu_[dst], 1);
+  for (std::uint32_t r = down_begin_[at]; r < down_begin_[at + 1]; ++r) {
+    const DownRange& d = down_ranges_[r];
+    if (leaf >= d.first_leaf && leaf < d.end_leaf) {
+      return std::span<const LinkId>(down_links_).subspan(d.first, d.count);
+    }
+  }
+  return std::span<const LinkId>(up_links_).subspan(up_begin_[at],
+                                                    up_begin_[at + 1] - up_begin_[at]);
+}
+
+LinkId Fabric::ecmp_link(NodeId at, GpuId dst, std::uint64_t flow_hash) const {
+  const auto links = next_links(at, dst);
+  if (links.empty()) {
+    throw Error("no route from node " + std::to_string(at) + " to GPU " + std::to_string(dst));
+  }
+  if (links.size() == 1) return links.front();
+  // Mixed with the switch id, so consecutive switches do not repeat one choice.
+  return links[core::mix64(flow_hash ^ (std::uint64_t{at} << 32)) % links.size()];
+}
+
+Time Fabric::path_latency(GpuId src, GpuId dst) const {
+  if (src / gpus_per_server_ == dst / gpus_per_server_) {
+    return links_[out_links(gpu_node(src)).front()].latency +
+           links_[out_links(nvswitch_node(dst / gpus_per_server_))[dst % gpus_per_server_]].latency;
+  }
+  const LinkId first = nic_links(src).front();
+  Time total = links_[first].latency;
+  NodeId at = links_[first].to;
+  const NodeId target = gpu_node(dst);
+  for (int hops = 0; at != target; ++hops) {
+    if (hops > 16) throw Error("internal: routing loop towards GPU " + std::to_string(dst));
+    const LinkId l = ecmp_link(at, dst, 0);
+    total += links_[l].latency;
+    at = links_[l].to;
+  }
+  return total;
+}
+
+}  // namespace shoal::topo

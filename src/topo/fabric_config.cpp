@@ -1,0 +1,190 @@
+#include "shoal/topo/fabric_config.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <map>
+
+#include "shoal/core/error.hpp"
+#include "shoal/topo/builders.hpp"
+
+namespace shoal::topo {
+
+std::uint32_t parse_oversubscription(std::string_view text) {
+  const auto colon = text.find(':');
+  std::uint32_t ratio = 0;
+  const bool ok =
+      colon != std::string_view::npos && text.substr(colon + 1) == "1" &&
+      std::from_chars(text.data(), text.data() + colon, ratio).ptr == text.data() + colon &&
+      colon > 0 && ratio >= 1;
+  if (!ok) {
+    throw Error("invalid oversubscription \"" + std::string(text) +
+                "\" (write it as \"R:1\" with a whole R >= 1, e.g. \"1:1\" or \"4:1\")");
+  }
+  return ratio;
+}
+
+Fabric build_fabric(io::ConfigFile& config) {
+  constexpr std::string_view t = "topology";
+  const std::string where = "config " + config.path() + ": topology.";
+  auto count = [&](std::string_view key, std::int64_t fallback, std::int64_t max) {
+    const std::int64_t v = config.integer(t, key).value_or(fallback);
+    if (v < 1 || v > max) {
+      throw Error(where + std::string(key) + " must be between 1 and " + std::to_string(max));
+    }
+    return static_cast<std::uint32_t>(v);
+  };
+  const std::string kind = config.string(t, "kind").value_or("");
+  FabricSpec base;
+  base.gpus = count("gpus", 0 + base.gpus, 1 << 20);
+  base.gpus_per_server = count("gpus_per_server", base.gpus_per_server, 64);
+  base.link_rate = config.rate(t, "link_rate").value_or(base.link_rate);
+  base.link_latency = config.time(t, "link_latency").value_or(base.link_latency);
+  base.nvlink_rate = config.rate(t, "nvlink_rate").value_or(base.nvlink_rate);
+  base.nvlink_latency = config.time(t, "nvlink_latency").value_or(base.nvlink_latency);
+  if (base.link_latency <= 0)
+    throw Error(where + "link_latency must be positive (it is the lookahead)");
+  auto with_context = [&](auto build) {
+    try {
+      return build();
+    } catch (const Error& e) {
+      throw Error("config " + config.path() + ": [topology]: " + e.what());
+    }
+  };
+  if (kind == "single-switch") {
+    config.reject_unknown(t);
+    return with_context([&] { return build_single_switch(base); });
+  }
+  if (kind == "fat-tree") {
+    FatTreeSpec spec;
+    spec.base = base;
+    spec.tiers = static_cast<int>(count("tiers", spec.tiers, 3));
+    spec.radix = count("radix", spec.radix, 4096);
+    auto ratio = [&](std::string_view key) {
+      const auto text = config.string(t, key);
+      if (!text) return std::uint32_t{1};
+      try {
+        return parse_oversubscription(*text);
+      } catch (const Error& e) {
+        throw Error(where + std::string(key) + ": " + e.what());
+      }
+    };
+    spec.leaf_oversubscription = ratio("leaf_oversubscription");
+    spec.aggregation_oversubscription = ratio("aggregation_oversubscription");
+    config.reject_unknown(t);
+    return with_context([&] { return build_fat_tree(spec); });
+  }
+  throw Error(where + "kind " +
+              (kind.empty() ? std::string("is missing") : "\"" + kind + "\" is unknown") +
+              " (use single-switch or fat-tree)");
+}
+
+core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy) {
+  const core::Layout& layout = fabric.layout();
+  if (strategy == "block" || strategy == "round-robin") {
+    return core::Partition::from_strategy(layout, ranks, core::parse_strategy(strategy));
+  }
+  if (strategy != "topology") {
+    throw Error("unknown partition strategy \"" + std::string(strategy) +
+                "\" (use topology, block or round-robin)");
+  }
+  // Units: leaves, or pods when there is a core level. A server belongs to its
+  // leaf's unit; so do the aggregation switches of a pod.
+  bool has_core = false;
+  for (NodeId v = 0; v < fabric.node_count(); ++v) {
+    has_core = has_core || (fabric.node(v).kind == NodeKind::kSwitch && fabric.node(v).level == 3);
+  }
+  auto unit_of_switch = [&](const Node& n) -> std::int64_t {
+    if (n.level == 1) return has_core ? n.group : n.index;
+    if (n.level == 2 && has_core) return n.group;
+    return -1;  // spread
+  };
+  const std::uint32_t servers = fabric.server_count();
+  std::vector<std::int64_t> server_unit(servers);
+  std::int64_t units = 0;
+  for (std::uint32_t s = 0; s < servers; ++s) {
+    const GpuId first = s * fabric.gpus_per_server();
+    const Node& leaf = fabric.node(fabric.link(fabric.nic_links(first).front()).to);
+    server_unit[s] = unit_of_switch(leaf);
+    units = std::max(units, server_unit[s] + 1);
+  }
+  if (units < ranks) {
+    throw Error("partition strategy topology: " + std::to_string(units) + " " +
+                (has_core ? "pods" : "leaves") + " cannot fill " + std::to_string(ranks) +
+                " ranks; use fewer ranks or the block strategy");
+  }
+  // Units in contiguous blocks balanced by their GPUs: the engine's block strategy
+  // over a layout whose atoms are the units.
+  std::vector<core::EntityId> weight(static_cast<std::size_t>(units), 0);
+  for (std::uint32_t s = 0; s < servers; ++s) {
+    weight[static_cast<std::size_t>(server_unit[s])] += fabric.gpus_per_server();
+  }
+  for (auto& w : weight) w = std::max<core::EntityId>(w, 1);  // a unit of switches only
+  const core::Layout units_layout("units", weight,
+                                  std::vector<std::string>(weight.size(), std::string("unit")));
+  const core::Partition unit_partition =
+      core::Partition::from_strategy(units_layout, ranks, core::Strategy::kBlock);
+
+  std::vector<std::int32_t> atom_rank;
+  atom_rank.reserve(layout.atom_count());
+  for (std::uint32_t s = 0; s < servers; ++s) {
+    atom_rank.push_back(unit_partition.rank_of_atom(static_cast<core::AtomId>(server_unit[s])));
+  }
+  std::int32_t next_spread = 0;
+  for (NodeId v = 0; v < fabric.node_count(); ++v) {
+    const Node& n = fabric.node(v);
+    if (n.kind != NodeKind::kSwitch) continue;
+    const std::int64_t unit = unit_of_switch(n);
+    if (unit >= 0) {
+      atom_rank.push_back(unit_partition.rank_of_atom(static_cast<core::AtomId>(unit)));
+    } else {
+      atom_rank.push_back(next_spread);
+      next_spread = (next_spread + 1) % ranks;
+    }
+  }
+  return core::Partition::from_atom_ranks(layout, ranks, std::move(atom_rank), "topology");
+}
+
+FabricSummary summarize(const Fabric& fabric) {
+  FabricSummary s;
+  s.gpus = fabric.gpu_count();
+  s.servers = fabric.server_count();
+  constexpr const char* kLevelNames[] = {"", "leaf", "spine", "core"};
+  for (std::uint8_t level = 1; level <= 3; ++level) {
+    LevelSummary l;
+    l.name = kLevelNames[level];
+    double down_capacity = 0, up_capacity = 0;
+    for (NodeId v = 0; v < fabric.node_count(); ++v) {
+      const Node& n = fabric.node(v);
+      if (n.kind != NodeKind::kSwitch || n.level != level) continue;
+      ++l.switches;
+      std::uint32_t down = 0, up = 0;
+      for (const LinkId id : fabric.out_links(v)) {
+        const Link& link = fabric.link(id);
+        (link.up ? up : down) += 1;
+        (link.up ? up_capacity : down_capacity) += static_cast<double>(link.rate);
+      }
+      l.down_ports = std::max(l.down_ports, down);
+      l.up_ports = std::max(l.up_ports, up);
+    }
+    if (l.switches == 0) continue;
+    l.oversubscription = up_capacity > 0 ? down_capacity / up_capacity : 0;
+    s.levels.push_back(l);
+  }
+  std::map<Tier, std::pair<std::uint32_t, double>> tiers;  // duplex links, up capacity
+  for (LinkId id = 0; id < fabric.link_count(); ++id) {
+    const Link& link = fabric.link(id);
+    if (!link.up) continue;
+    auto& [links, capacity] = tiers[link.tier];
+    ++links;
+    capacity += static_cast<double>(link.rate);
+  }
+  double thinnest = -1;
+  for (const auto& [tier, entry] : tiers) {
+    s.links_per_tier.push_back({std::string(tier_name(tier)), entry.first});
+    if (tier != Tier::kNvlink && (thinnest < 0 || entry.second < thinnest)) thinnest = entry.second;
+  }
+  s.bisection = static_cast<BitsPerSecond>(thinnest / 2);
+  return s;
+}
+
+}  // namespace shoal::topo
