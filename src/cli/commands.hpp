@@ -22,5 +22,6 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
 void add_version_command(CLI::App& app, Action& action);
 void add_workload_commands(CLI::App& app, Action& action);
 void add_topo_command(CLI::App& app, Action& action);
+void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace shoal::cli

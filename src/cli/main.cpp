@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
   CLI::App* partition = app.add_subcommand("partition", "Write a partition file for a model");
   partition->require_subcommand(1);
   shoal::cli::add_phold_commands(*bench, *partition, global, action);
+  shoal::cli::add_run_command(app, global, action);
   shoal::cli::add_topo_command(app, action);
   shoal::cli::add_workload_commands(app, action);
   shoal::cli::add_version_command(app, action);

@@ -119,6 +119,30 @@ void Comm::sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_
   }
 }
 
+namespace {
+template <class T, class Op>
+void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::span<T> out, Op op) {
+  if (comm.size() == 1) {
+    std::copy(in.begin(), in.end(), out.begin());
+    return;
+  }
+  if (in.size() > static_cast<std::size_t>(INT_MAX)) throw Error("reduce: too many values");
+  if (comm.rank() == 0) {
+    mpi::reduce(comm, in.data(), static_cast<int>(in.size()), out.data(), op, 0);
+  } else {
+    mpi::reduce(comm, in.data(), static_cast<int>(in.size()), op, 0);
+  }
+}
+}  // namespace
+
+void Comm::min_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const {
+  reduce_to_root(impl_->comm, in, out, mpi::minimum<std::int64_t>());
+}
+
+void Comm::max_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const {
+  reduce_to_root(impl_->comm, in, out, mpi::maximum<std::int64_t>());
+}
+
 void Comm::barrier() const { impl_->comm.barrier(); }
 
 void Comm::abort(int code) const {

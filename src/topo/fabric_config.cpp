@@ -88,29 +88,37 @@ core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_vi
                 "\" (use topology, block or round-robin)");
   }
   // Units: leaves, or pods when there is a core level. A server belongs to its
-  // leaf's unit; so do the aggregation switches of a pod.
+  // leaf's unit; so do the aggregation switches of a pod. With fewer such groups
+  // than ranks (a single switch, say), each server is a unit and every switch is
+  // spread instead.
   bool has_core = false;
   for (NodeId v = 0; v < fabric.node_count(); ++v) {
     has_core = has_core || (fabric.node(v).kind == NodeKind::kSwitch && fabric.node(v).level == 3);
   }
-  auto unit_of_switch = [&](const Node& n) -> std::int64_t {
+  const std::uint32_t servers = fabric.server_count();
+  std::vector<const Node*> server_leaf(servers);
+  std::int64_t groups = 0;
+  auto group_of_switch = [&](const Node& n) -> std::int64_t {
     if (n.level == 1) return has_core ? n.group : n.index;
     if (n.level == 2 && has_core) return n.group;
-    return -1;  // spread
+    return -1;
   };
-  const std::uint32_t servers = fabric.server_count();
+  for (std::uint32_t s = 0; s < servers; ++s) {
+    const GpuId first = s * fabric.gpus_per_server();
+    server_leaf[s] = &fabric.node(fabric.link(fabric.nic_links(first).front()).to);
+    groups = std::max(groups, group_of_switch(*server_leaf[s]) + 1);
+  }
+  const bool by_server = groups < ranks;
+  if (by_server && servers < static_cast<std::uint32_t>(ranks)) {
+    throw Error("partition strategy topology: " + std::to_string(servers) +
+                " servers cannot fill " + std::to_string(ranks) + " ranks; use fewer ranks");
+  }
+  auto unit_of_switch = [&](const Node& n) { return by_server ? -1 : group_of_switch(n); };
   std::vector<std::int64_t> server_unit(servers);
   std::int64_t units = 0;
   for (std::uint32_t s = 0; s < servers; ++s) {
-    const GpuId first = s * fabric.gpus_per_server();
-    const Node& leaf = fabric.node(fabric.link(fabric.nic_links(first).front()).to);
-    server_unit[s] = unit_of_switch(leaf);
+    server_unit[s] = by_server ? s : group_of_switch(*server_leaf[s]);
     units = std::max(units, server_unit[s] + 1);
-  }
-  if (units < ranks) {
-    throw Error("partition strategy topology: " + std::to_string(units) + " " +
-                (has_core ? "pods" : "leaves") + " cannot fill " + std::to_string(ranks) +
-                " ranks; use fewer ranks or the block strategy");
   }
   // Units in contiguous blocks balanced by their GPUs: the engine's block strategy
   // over a layout whose atoms are the units.

@@ -1,0 +1,123 @@
+// The packet-level network running a workload DAG: the engine model of issue 3.
+//
+// Entities are the fabric's nodes. A flow is cut into cells. Every directed link
+// has an egress port at its source: 8 class queues served in strict priority
+// (class 0 first), FIFO inside a class at switches and round-robin across flows
+// at a GPU's NIC, and credit-based lossless flow control per class towards the
+// next node's ingress buffer (credits return over the link, with its latency;
+// nothing is ever dropped).
+//
+// Forwarding is cut-through: a cell may start on the next link once its head
+// has arrived, and never finishes there before its tail has arrived (it then
+// starts late enough to end with its tail), so downstream its tail always
+// follows its head by its serialization time on the last link. Store-and-
+// forward is an option.
+//
+// Events (tag = kind | link << 3):
+//   cell head at a node via link L (payload flow << 32 | bytes)
+//   port free at the sending node (the port finished a cell)
+//   credit at the upstream node of L (payload class << 32 | bytes)
+//   flow received at its receiver (self, at the last byte's tail)
+//   flow acknowledged at its sender (from the receiver, after the path latency)
+//   compute done at a GPU; coflow timer at a GPU (a sender group's start time)
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shoal/core/simulator.hpp"
+#include "shoal/net/ring.hpp"
+#include "shoal/topo/fabric.hpp"
+#include "shoal/work/dag.hpp"
+#include "shoal/work/dag_runner.hpp"
+
+namespace shoal::net {
+
+inline constexpr int kClasses = 8;
+
+struct NetworkOptions {
+  Bytes cell_size = 4096;
+  Bytes buffer_per_class = 512 * 1024;  // ingress buffer per port and class (credits)
+  bool cut_through = true;
+  bool spray = false;  // per-cell random up link instead of ECMP by flow hash
+};
+
+/// Per-flow and per-task times, gathered to rank 0 by results().
+struct RunResults {
+  std::vector<Time> flow_start;  // when the flow became ready at its sender
+  std::vector<Time> flow_end;    // last byte at the receiver; -1 if never
+  std::vector<Time> task_start, task_end;
+  std::int64_t bytes_delivered = 0;
+};
+
+class Network {
+ public:
+  Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
+          const NetworkOptions& options);
+
+  /// Schedules what is ready at time 0 on this rank's GPUs.
+  void initialize();
+
+  void handle(const core::Event& ev, core::Simulator& sim);
+
+  /// Collective: every flow's and task's times on rank 0 (empty elsewhere).
+  RunResults results(const core::Comm& comm) const;
+
+ private:
+  enum Kind : std::uint32_t {
+    kCellHead = 0,
+    kPortFree = 1,
+    kCredit = 2,
+    kFlowReceived = 3,
+    kFlowAck = 4,
+    kComputeDone = 5,
+    kGroupStart = 6,
+  };
+  static constexpr std::uint32_t tag(Kind k, topo::LinkId link = 0) { return k | (link << 3); }
+
+  struct Cell {
+    std::uint32_t flow;
+    std::uint32_t bytes;
+    topo::LinkId in_link;
+    Time tail;  // when its tail arrives here
+  };
+  struct Port {
+    bool busy = false;  // a port-free event is pending
+    std::array<Bytes, kClasses> credits{};
+    std::array<Ring<Cell>, kClasses> cells;           // at switches
+    std::array<Ring<std::uint32_t>, kClasses> flows;  // at a GPU: flows with bytes to send
+  };
+  struct Gpu {
+    bool computing = false;
+    Ring<std::uint32_t> ready;  // tasks ready to compute, in the order they became ready
+  };
+
+  void try_send(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
+  void transmit(topo::NodeId node, topo::LinkId link, int cls, std::uint32_t flow, Bytes bytes,
+                Time ready, topo::LinkId in_link, core::Simulator& sim);
+  void on_cell_head(const core::Event& ev, core::Simulator& sim);
+  void act(work::DagRunner::Ready& ready, core::Simulator& sim);
+  void start_group(std::uint32_t group, core::Simulator& sim);
+  void start_compute(work::GpuId gpu, core::Simulator& sim);
+  topo::LinkId first_link(const work::Flow& flow) const;
+  topo::NodeId gpu_node(work::GpuId g) const { return fabric_.gpu_node(g); }
+  work::GpuId gpu_of(topo::NodeId n) const { return fabric_.node(n).index; }
+
+  const topo::Fabric& fabric_;
+  const work::Dag& dag_;
+  core::Simulator& sim_;
+  NetworkOptions options_;
+  work::DagRunner runner_;
+  work::DagRunner::Ready ready_;  // reused: no allocation per event
+  std::vector<Port> ports_;       // by link (used where this rank owns the link's source)
+  std::vector<Gpu> gpus_;         // by GPU
+  std::vector<std::uint64_t> flow_hash_;
+  std::vector<std::uint8_t> flow_class_;
+  std::vector<Bytes> to_send_;   // by flow: bytes not yet cut into cells (at the sender)
+  std::vector<Bytes> received_;  // by flow: bytes arrived (at the receiver)
+  std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
+};
+
+}  // namespace shoal::net

@@ -1,0 +1,42 @@
+// A FIFO on one growable array: push at the back, pop at the front, no
+// allocation once it has grown to its working size.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+namespace shoal::net {
+
+template <class T>
+class Ring {
+ public:
+  bool empty() const { return size_ == 0; }
+  std::size_t size() const { return size_; }
+  T& front() { return items_[head_]; }
+  const T& front() const { return items_[head_]; }
+
+  void push(const T& value) {
+    if (size_ == items_.size()) grow();
+    items_[(head_ + size_) % items_.size()] = value;
+    ++size_;
+  }
+
+  void pop() {
+    head_ = (head_ + 1) % items_.size();
+    --size_;
+  }
+
+ private:
+  void grow() {
+    std::vector<T> bigger(items_.empty() ? 8 : items_.size() * 2);
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = items_[(head_ + i) % items_.size()];
+    items_.swap(bigger);
+    head_ = 0;
+  }
+
+  std::vector<T> items_;
+  std::size_t head_ = 0;
+  std::size_t size_ = 0;
+};
+
+}  // namespace shoal::net

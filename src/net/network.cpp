@@ -1,0 +1,259 @@
+#include "shoal/net/network.hpp"
+
+#include <algorithm>
+
+#include "shoal/core/error.hpp"
+#include "shoal/core/random.hpp"
+
+namespace shoal::net {
+
+using topo::LinkId;
+using topo::NodeId;
+using topo::NodeKind;
+
+Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
+                 const NetworkOptions& options)
+    : fabric_(fabric),
+      dag_(dag),
+      sim_(sim),
+      options_(options),
+      runner_(dag, [&](work::GpuId g) { return sim.owns(fabric.gpu_node(g)); }),
+      ports_(fabric.link_count()),
+      gpus_(fabric.gpu_count()),
+      flow_hash_(dag.flows().size()),
+      flow_class_(dag.flows().size(), 0),
+      to_send_(dag.flows().size(), 0),
+      received_(dag.flows().size(), 0),
+      flow_start_(dag.flows().size(), kTimeInfinity),
+      flow_end_(dag.flows().size(), -1),
+      task_start_(dag.tasks().size(), kTimeInfinity),
+      task_end_(dag.tasks().size(), -1) {
+  if (options.cell_size <= 0 || options.cell_size > (Bytes{1} << 30)) {
+    throw Error("network.cell_size must be between 1 B and 1 GiB");
+  }
+  if (options.buffer_per_class < options.cell_size) {
+    throw Error("network.buffer_per_class (" + format_bytes(options.buffer_per_class) +
+                ") must hold at least one cell (" + format_bytes(options.cell_size) + ")");
+  }
+  for (LinkId l = 0; l < fabric.link_count(); ++l) ports_[l].credits.fill(options.buffer_per_class);
+  for (std::size_t f = 0; f < flow_hash_.size(); ++f) flow_hash_[f] = core::mix64(f * 0x9E37 + 1);
+}
+
+void Network::initialize() {
+  ready_.clear();
+  runner_.initial(ready_);
+  act(ready_, sim_);
+}
+
+topo::LinkId Network::first_link(const work::Flow& flow) const {
+  const std::uint32_t per_server = fabric_.gpus_per_server();
+  if (flow.src / per_server == flow.dst / per_server) {
+    return fabric_.out_links(gpu_node(flow.src)).front();  // NVLink to the NVSwitch
+  }
+  return fabric_.nic_links(flow.src).front();
+}
+
+void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim) {
+  // Copies: acting may make more things ready, into the same lists.
+  const std::vector<std::uint32_t> tasks = ready.tasks;
+  const std::vector<std::uint32_t> groups = ready.groups;
+  ready.clear();
+  for (const std::uint32_t t : tasks) {
+    const work::GpuId g = dag_.tasks()[t].gpu;
+    gpus_[g].ready.push(t);
+    start_compute(g, sim);
+  }
+  for (const std::uint32_t group : groups) {
+    const Time start = dag_.coflows()[runner_.group(group).coflow].earliest_start;
+    const work::GpuId g = runner_.group(group).gpu;
+    if (start > sim.now()) {
+      sim.send(gpu_node(g), start - sim.now(), tag(kGroupStart), group);
+    } else {
+      start_group(group, sim);
+    }
+  }
+}
+
+void Network::start_compute(work::GpuId g, core::Simulator& sim) {
+  Gpu& gpu = gpus_[g];
+  if (gpu.computing || gpu.ready.empty()) return;
+  const std::uint32_t t = gpu.ready.front();
+  gpu.ready.pop();
+  gpu.computing = true;
+  task_start_[t] = sim.now();
+  sim.send(gpu_node(g), dag_.tasks()[t].duration, tag(kComputeDone), t);
+}
+
+void Network::start_group(std::uint32_t group, core::Simulator& sim) {
+  const work::SenderGroup& g = runner_.group(group);
+  for (const std::uint32_t f : g.flows) {
+    const work::Flow& flow = dag_.flows()[f];
+    flow_start_[f] = sim.now();
+    to_send_[f] = flow.bytes;
+    const LinkId link = first_link(flow);
+    ports_[link].flows[flow_class_[f]].push(f);
+    try_send(gpu_node(g.gpu), link, sim);
+  }
+}
+
+void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
+  Port& port = ports_[link];
+  if (port.busy) return;  // its port-free event will call again
+  const bool nic = fabric_.node(node).kind == NodeKind::kGpu;
+  for (int c = 0; c < kClasses; ++c) {
+    if (nic) {
+      auto& flows = port.flows[c];
+      if (flows.empty()) continue;
+      const std::uint32_t f = flows.front();
+      const Bytes bytes = std::min(options_.cell_size, to_send_[f]);
+      if (port.credits[c] < bytes) continue;  // this class waits; a lower one may go
+      flows.pop();
+      to_send_[f] -= bytes;
+      if (to_send_[f] > 0) flows.push(f);  // round robin across the class's flows
+      transmit(node, link, c, f, bytes, sim.now(), topo::kNoLink, sim);
+      return;
+    }
+    auto& cells = port.cells[c];
+    if (cells.empty()) continue;
+    const Cell cell = cells.front();
+    if (port.credits[c] < cell.bytes) continue;
+    cells.pop();
+    transmit(node, link, c, cell.flow, cell.bytes, cell.tail, cell.in_link, sim);
+    return;
+  }
+}
+
+void Network::transmit(NodeId node, LinkId link, int cls, std::uint32_t flow, Bytes bytes,
+                       Time tail_in, LinkId in_link, core::Simulator& sim) {
+  const topo::Link& out = fabric_.link(link);
+  const Time now = sim.now();
+  const Time serialize = transmit_time(bytes, out.rate);
+  // Cut-through: start once the head is here, but not so early as to finish
+  // before the tail arrives. Store-and-forward: start once the tail is here.
+  const Time ready = options_.cut_through ? tail_in - serialize : tail_in;
+  const Time start = std::max(now, ready);
+  const Time finish = start + serialize;
+  Port& port = ports_[link];
+  port.busy = true;
+  port.credits[cls] -= bytes;
+  sim.send(node, finish - now, tag(kPortFree, link), 0);
+  sim.send(out.to, start - now + out.latency, tag(kCellHead, link),
+           (std::uint64_t{flow} << 32) | static_cast<std::uint64_t>(bytes));
+  if (in_link != topo::kNoLink) {
+    // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
+    const topo::Link& in = fabric_.link(in_link);
+    sim.send(in.from, finish - now + in.latency, tag(kCredit, in_link),
+             (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
+  }
+}
+
+void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
+  const LinkId in_link = ev.tag >> 3;
+  const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
+  const auto bytes = static_cast<Bytes>(ev.payload & 0xFFFFFFFF);
+  const topo::Link& in = fabric_.link(in_link);
+  const Time tail = sim.now() + transmit_time(bytes, in.rate);
+  const NodeId here = ev.target;
+  const work::Flow& f = dag_.flows()[flow];
+  const int cls = flow_class_[flow];
+  const topo::Node& node = fabric_.node(here);
+  if (node.kind == NodeKind::kGpu) {
+    // At the receiver: the NIC takes the cell as its tail arrives.
+    if (gpu_of(here) != f.dst) {
+      throw Error("internal: flow " + std::to_string(flow) + " reached GPU " +
+                  std::to_string(gpu_of(here)) + " instead of " + std::to_string(f.dst));
+    }
+    received_[flow] += bytes;
+    if (received_[flow] > f.bytes) {
+      throw Error("conservation: flow " + std::to_string(flow) + " received " +
+                  std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
+    }
+    sim.send(in.from, tail - sim.now() + in.latency, tag(kCredit, in_link),
+             (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
+    if (received_[flow] == f.bytes) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
+    return;
+  }
+  LinkId out;
+  if (node.kind == NodeKind::kNvSwitch) {
+    out = fabric_.out_links(here)[f.dst % fabric_.gpus_per_server()];
+  } else if (options_.spray) {
+    const auto choices = fabric_.next_links(here, f.dst);
+    out = choices.size() == 1 ? choices.front() : choices[sim.rng().below(choices.size())];
+  } else {
+    out = fabric_.ecmp_link(here, f.dst, flow_hash_[flow]);
+  }
+  ports_[out].cells[cls].push({flow, static_cast<std::uint32_t>(bytes), in_link, tail});
+  try_send(here, out, sim);
+}
+
+void Network::handle(const core::Event& ev, core::Simulator& sim) {
+  switch (static_cast<Kind>(ev.tag & 7)) {
+    case kCellHead:
+      on_cell_head(ev, sim);
+      return;
+    case kPortFree: {
+      const LinkId link = ev.tag >> 3;
+      ports_[link].busy = false;
+      try_send(ev.target, link, sim);
+      return;
+    }
+    case kCredit: {
+      const LinkId link = ev.tag >> 3;
+      ports_[link].credits[ev.payload >> 32] += static_cast<Bytes>(ev.payload & 0xFFFFFFFF);
+      try_send(ev.target, link, sim);
+      return;
+    }
+    case kFlowReceived: {
+      const auto flow = static_cast<std::uint32_t>(ev.payload);
+      const work::Flow& f = dag_.flows()[flow];
+      flow_end_[flow] = sim.now();
+      runner_.flow_done_at(f.dst, flow, ready_);
+      // The acknowledgement returns along the path (its latency, no queueing).
+      sim.send(gpu_node(f.src), fabric_.path_latency(f.dst, f.src), tag(kFlowAck), flow);
+      act(ready_, sim);
+      return;
+    }
+    case kFlowAck: {
+      const auto flow = static_cast<std::uint32_t>(ev.payload);
+      runner_.flow_done_at(dag_.flows()[flow].src, flow, ready_);
+      act(ready_, sim);
+      return;
+    }
+    case kComputeDone: {
+      const auto task = static_cast<std::uint32_t>(ev.payload);
+      const work::GpuId g = dag_.tasks()[task].gpu;
+      task_end_[task] = sim.now();
+      gpus_[g].computing = false;
+      runner_.task_done(task, ready_);
+      act(ready_, sim);
+      start_compute(g, sim);
+      return;
+    }
+    case kGroupStart:
+      start_group(static_cast<std::uint32_t>(ev.payload), sim);
+      return;
+  }
+  throw Error("internal: unknown network event kind " + std::to_string(ev.tag & 7));
+}
+
+RunResults Network::results(const core::Comm& comm) const {
+  RunResults r;
+  auto gather = [&](const std::vector<Time>& mine, bool earliest, std::vector<Time>& out) {
+    out.assign(comm.rank() == 0 ? mine.size() : 0, 0);
+    if (earliest) {
+      comm.min_to_root(mine, out);
+    } else {
+      comm.max_to_root(mine, out);
+    }
+  };
+  gather(flow_start_, true, r.flow_start);
+  gather(flow_end_, false, r.flow_end);
+  gather(task_start_, true, r.task_start);
+  gather(task_end_, false, r.task_end);
+  Bytes delivered = 0;
+  for (const Bytes b : received_) delivered += b;
+  r.bytes_delivered = comm.sum(delivered);
+  return r;
+}
+
+}  // namespace shoal::net
