@@ -56,6 +56,11 @@ void read_config(const std::string& path, int ranks, RunSetup& setup) {
     throw Error(prefix + "network.load_balancing must be \"ecmp\" or \"spray\"");
   }
   setup.network.spray = balancing == "spray";
+  try {
+    net::validate(setup.network);
+  } catch (const Error& e) {
+    throw Error(prefix + e.what());
+  }
 
   constexpr std::string_view w = "workload";
   const auto file = config.string(w, "file");

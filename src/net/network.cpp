@@ -11,6 +11,16 @@ using topo::LinkId;
 using topo::NodeId;
 using topo::NodeKind;
 
+void validate(const NetworkOptions& options) {
+  if (options.cell_size <= 0 || options.cell_size > (Bytes{1} << 30)) {
+    throw Error("network.cell_size must be between 1 B and 1 GiB");
+  }
+  if (options.buffer_per_class < options.cell_size) {
+    throw Error("network.buffer_per_class (" + format_bytes(options.buffer_per_class) +
+                ") must hold at least one cell (" + format_bytes(options.cell_size) + ")");
+  }
+}
+
 Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
                  const NetworkOptions& options)
     : fabric_(fabric),
@@ -28,13 +38,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       flow_end_(dag.flows().size(), -1),
       task_start_(dag.tasks().size(), kTimeInfinity),
       task_end_(dag.tasks().size(), -1) {
-  if (options.cell_size <= 0 || options.cell_size > (Bytes{1} << 30)) {
-    throw Error("network.cell_size must be between 1 B and 1 GiB");
-  }
-  if (options.buffer_per_class < options.cell_size) {
-    throw Error("network.buffer_per_class (" + format_bytes(options.buffer_per_class) +
-                ") must hold at least one cell (" + format_bytes(options.cell_size) + ")");
-  }
+  validate(options);
   for (LinkId l = 0; l < fabric.link_count(); ++l) ports_[l].credits.fill(options.buffer_per_class);
   for (std::size_t f = 0; f < flow_hash_.size(); ++f) flow_hash_[f] = core::mix64(f * 0x9E37 + 1);
 }

@@ -107,6 +107,32 @@ printf '[[task]]\nname = "t"\ngpu = 0\nduraton = "1us"\n' >"$dir/typo-task.toml"
 expect_error workload-misspelt-key 'workload '"$dir"'/typo-task.toml, line 4: task "t": unknown key '"'duraton'" \
   run1 workload check "$dir/typo-task.toml"
 
+# Run configs.
+run_config() {  # run_config FILE EXTRA_LINES: a 2-GPU single switch with one flow, plus lines
+  printf '[topology]\nkind = "single-switch"\ngpus = 2\ngpus_per_server = 1\n%b\n[workload]\nfile = "flow.toml"\n' "$2" >"$dir/$1"
+}
+printf '[[coflow]]\nname = "c"\nflows = [{ src = 0, dst = 1, bytes = "1MB" }]\n' >"$dir/flow.toml"
+run_config typo-net.toml '[network]\ncell_sise = "4KiB"'
+expect_error run-unknown-key "config $dir/typo-net.toml, line 6: unknown key 'network.cell_sise'" \
+  run2 run "$dir/typo-net.toml"
+run_config forwarding.toml '[network]\nforwarding = "wormhole"'
+expect_error run-bad-forwarding 'network.forwarding must be "cut-through" or "store-and-forward"' \
+  run1 run "$dir/forwarding.toml"
+run_config latency.toml 'link_latency = "0us"'
+expect_error run-zero-latency "topology.link_latency must be positive" run2 run "$dir/latency.toml"
+run_config buffer.toml '[network]\nbuffer_per_class = "1KiB"'
+expect_error run-small-buffer "config $dir/buffer.toml: network.buffer_per_class (1 KiB) must hold at least one cell (4 KiB)" \
+  run1 run "$dir/buffer.toml"
+printf '[[coflow]]\nname = "c"\nflows = [{ src = 0, dst = 5, bytes = "1MB" }]\n' >"$dir/far.toml"
+run_config far-run.toml ''
+sed -i 's/flow.toml/far.toml/' "$dir/far-run.toml"
+expect_error run-gpu-outside-fabric 'coflow "c": flow 0->5: destination GPU 5 is outside the fabric (GPUs 0..1)' \
+  run2 run "$dir/far-run.toml"
+run_config kind.toml ''
+sed -i 's/single-switch/torus/' "$dir/kind.toml"
+expect_error run-unknown-fabric 'topology.kind "torus" is unknown (use single-switch or fat-tree)' \
+  run1 run "$dir/kind.toml"
+
 expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
 expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2
 

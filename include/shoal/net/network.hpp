@@ -44,6 +44,9 @@ struct NetworkOptions {
   bool spray = false;  // per-cell random up link instead of ECMP by flow hash
 };
 
+/// Throws an Error naming the bad option (cell size, buffer smaller than a cell).
+void validate(const NetworkOptions& options);
+
 /// Per-flow and per-task times, gathered to rank 0 by results().
 struct RunResults {
   std::vector<Time> flow_start;  // when the flow became ready at its sender

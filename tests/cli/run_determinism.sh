@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# `shoal run` at N ranks writes the same coflow table (CSV) as at one rank:
+# a 64-GPU fat tree with compute tasks, an EP all-to-all, a DP permutation and
+# an incast, with ECMP and with per-cell spraying.
+# Usage: run_determinism.sh SHOAL MPIRUN RANKS WORKDIR SOURCE_DIR
+set -euo pipefail
+shoal=$1 mpirun=$2 ranks=$3 dir=$4 src=$5
+mkdir -p "$dir"
+cp "$src/configs/examples/fat-tree-64-workload.toml" "$dir/"
+sed 's/^load_balancing = .*/load_balancing = "ecmp"/' "$src/configs/examples/fat-tree-64.toml" >"$dir/ecmp.toml"
+sed 's/^load_balancing = .*/load_balancing = "spray"/' "$src/configs/examples/fat-tree-64.toml" >"$dir/spray.toml"
+failures=0
+for variant in ecmp spray; do
+  "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >/dev/null
+  timeout 300 "$mpirun" -np "$ranks" "$shoal" run "$dir/$variant.toml" --quiet \
+    -o "$dir/$variant-$ranks.csv" >"$dir/$variant-$ranks.out"
+  grep -q "ranks $ranks" "$dir/$variant-$ranks.out"
+  if cmp -s "$dir/$variant-1.csv" "$dir/$variant-$ranks.csv"; then
+    echo "ok   $variant at $ranks ranks: $(wc -l <"$dir/$variant-1.csv") lines identical"
+  else
+    echo "FAIL $variant at $ranks ranks differs from 1 rank:"
+    diff "$dir/$variant-1.csv" "$dir/$variant-$ranks.csv" || true
+    failures=$((failures + 1))
+  fi
+done
+[ "$failures" -eq 0 ]
