@@ -106,7 +106,12 @@ core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_vi
   for (std::uint32_t s = 0; s < servers; ++s) {
     const GpuId first = s * fabric.gpus_per_server();
     server_leaf[s] = &fabric.node(fabric.link(fabric.nic_links(first).front()).to);
-    groups = std::max(groups, group_of_switch(*server_leaf[s]) + 1);
+  }
+  // Counted over the switches: a server may span leaves, so some hold no server's first GPU.
+  for (NodeId v = 0; v < fabric.node_count(); ++v) {
+    if (fabric.node(v).kind == NodeKind::kSwitch) {
+      groups = std::max(groups, group_of_switch(fabric.node(v)) + 1);
+    }
   }
   const bool by_server = groups < ranks;
   if (by_server && servers < static_cast<std::uint32_t>(ranks)) {
@@ -115,10 +120,9 @@ core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_vi
   }
   auto unit_of_switch = [&](const Node& n) { return by_server ? -1 : group_of_switch(n); };
   std::vector<std::int64_t> server_unit(servers);
-  std::int64_t units = 0;
+  const std::int64_t units = by_server ? servers : groups;
   for (std::uint32_t s = 0; s < servers; ++s) {
     server_unit[s] = by_server ? s : group_of_switch(*server_leaf[s]);
-    units = std::max(units, server_unit[s] + 1);
   }
   // Units in contiguous blocks balanced by their GPUs: the engine's block strategy
   // over a layout whose atoms are the units.

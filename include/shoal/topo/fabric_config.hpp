@@ -18,8 +18,9 @@ std::uint32_t parse_oversubscription(std::string_view text);
 
 /// Partition strategies that know the fabric: "topology" keeps each leaf (in a
 /// 3-tier fat tree, each pod) with its servers, balanced in contiguous blocks,
-/// and spreads the switches above round-robin; "block" and "round-robin" are the
-/// engine's strategies over atoms.
+/// and spreads the switches above round-robin; with fewer leaves (pods) than
+/// ranks, each server is a unit and every switch is spread. "block" and
+/// "round-robin" are the engine's strategies over atoms.
 core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy);
 
 struct LevelSummary {
