@@ -105,20 +105,6 @@ std::int64_t Comm::min(std::int64_t v) const {
 double Comm::max(double v) const { return mpi::all_reduce(impl_->comm, v, mpi::maximum<double>()); }
 double Comm::sum(double v) const { return mpi::all_reduce(impl_->comm, v, std::plus<double>()); }
 
-void Comm::sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
-  if (size_ == 1) {
-    std::copy(in.begin(), in.end(), out.begin());
-    return;
-  }
-  if (in.size() > static_cast<std::size_t>(INT_MAX)) throw Error("sum_to_root: too many values");
-  if (rank_ == 0) {
-    mpi::reduce(impl_->comm, in.data(), static_cast<int>(in.size()), out.data(),
-                std::plus<std::uint64_t>(), 0);
-  } else {
-    mpi::reduce(impl_->comm, in.data(), static_cast<int>(in.size()), std::plus<std::uint64_t>(), 0);
-  }
-}
-
 namespace {
 template <class T, class Op>
 void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::span<T> out, Op op) {
@@ -134,6 +120,10 @@ void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::s
   }
 }
 }  // namespace
+
+void Comm::sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
+  reduce_to_root(impl_->comm, in, out, std::plus<std::uint64_t>());
+}
 
 void Comm::min_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const {
   reduce_to_root(impl_->comm, in, out, mpi::minimum<std::int64_t>());
