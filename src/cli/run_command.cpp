@@ -23,6 +23,7 @@ namespace {
 
 struct RunArgs {
   std::string config;
+  std::vector<std::string> overrides;
   std::string output;
   double progress_interval = 5.0;
 };
@@ -37,8 +38,9 @@ struct RunSetup {
   std::string workload;
 };
 
-void read_config(const std::string& path, int ranks, RunSetup& setup) {
-  io::ConfigFile config(path);
+void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
+                 RunSetup& setup) {
+  io::ConfigFile config(path, overrides);
   setup.fabric.emplace(topo::build_fabric(config));
   const std::string prefix = "config " + path + ": ";
 
@@ -173,7 +175,7 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
   std::unique_ptr<core::Simulator> sim;
   std::unique_ptr<net::Network> network;
   const bool ready = setup_everywhere(world, [&] {
-    read_config(args.config, world.size(), setup);
+    read_config(args.config, args.overrides, world.size(), setup);
     setup.engine.progress = !global.quiet;
     setup.engine.progress_interval_seconds = args.progress_interval;
     sim = std::make_unique<core::Simulator>(world, setup.fabric->layout(), *setup.partition,
@@ -212,6 +214,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
       ->required()
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", args->output, "Write the coflow table as CSV");
+  cmd->add_option("--set", args->overrides,
+                  "Override a config value: TABLE.KEY=VALUE (repeatable), e.g. "
+                  "--set network.cell_size=64KiB --set topology.link_rate=400Gbps");
   cmd->add_option("--progress-interval", args->progress_interval,
                   "Seconds between progress lines (--quiet turns them off)")
       ->capture_default_str();

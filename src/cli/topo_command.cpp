@@ -15,6 +15,7 @@ namespace {
 
 struct TopoArgs {
   std::string config;
+  std::vector<std::string> overrides;
   int ranks = 1;
   std::string strategy = "topology";
 };
@@ -22,7 +23,7 @@ struct TopoArgs {
 int show_topology(const core::Comm& world, const TopoArgs& args) {
   if (world.rank() != 0) return 0;
   return run_or_abort(world, [&] {
-    io::ConfigFile config(args.config);
+    io::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
     const topo::FabricSummary s = topo::summarize(fabric);
     fmt::print("fabric: {} ({})\n", fabric.kind(), fabric.description());
@@ -71,6 +72,8 @@ void add_topo_command(CLI::App& app, Action& action) {
   topo->add_option("--ranks", args->ranks, "Ranks to partition for")
       ->capture_default_str()
       ->check(CLI::Range(1, 65535));
+  topo->add_option("--set", args->overrides,
+                   "Override a config value: TABLE.KEY=VALUE (repeatable)");
   topo->add_option("--strategy", args->strategy, "topology, block or round-robin")
       ->capture_default_str();
   topo->callback([&action, args] {

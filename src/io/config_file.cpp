@@ -17,6 +17,7 @@ struct ConfigFile::Impl {
 namespace {
 
 std::string where(const std::string& path, const toml::source_region& source) {
+  if (source.begin.line == 0) return "config " + path + " (--set)";  // not from the file
   return "config " + path + ", line " + std::to_string(source.begin.line);
 }
 
@@ -26,7 +27,8 @@ std::string dotted(std::string_view table, std::string_view key) {
 
 }  // namespace
 
-ConfigFile::ConfigFile(const std::string& path) : path_(path), impl_(std::make_unique<Impl>()) {
+ConfigFile::ConfigFile(const std::string& path, const std::vector<std::string>& overrides)
+    : path_(path), impl_(std::make_unique<Impl>()) {
   try {
     impl_->root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {
@@ -34,6 +36,31 @@ ConfigFile::ConfigFile(const std::string& path) : path_(path), impl_(std::make_u
     if (begin.line == 0) throw Error("config " + path + ": " + std::string(e.description()));
     throw Error("config " + path + ", line " + std::to_string(begin.line) + ", column " +
                 std::to_string(begin.column) + ": " + std::string(e.description()));
+  }
+  for (const std::string& item : overrides) {
+    const auto eq = item.find('=');
+    const auto dot = item.find('.');
+    if (eq == std::string::npos || dot == std::string::npos || dot == 0 || dot + 1 >= eq ||
+        eq + 1 > item.size()) {
+      throw Error("--set \"" + item + "\": expected TABLE.KEY=VALUE, e.g. network.cell_size=64KiB");
+    }
+    const std::string table = item.substr(0, dot);
+    const std::string key = item.substr(dot + 1, eq - dot - 1);
+    const std::string value = item.substr(eq + 1);
+    // A TOML literal if it is one (4, 0.5, true, "x"), else the text as a string.
+    toml::table parsed;
+    try {
+      parsed = toml::parse("v = " + value);
+    } catch (const toml::parse_error&) {
+      parsed.insert("v", value);
+    }
+    toml::node* node = impl_->root.get(table);
+    if (node == nullptr) {
+      impl_->root.insert(table, toml::table{});
+      node = impl_->root.get(table);
+    }
+    if (!node->is_table()) throw Error("--set \"" + item + "\": " + table + " is not a table");
+    node->as_table()->insert_or_assign(key, *parsed.get("v"));
   }
 }
 

@@ -133,6 +133,12 @@ sed -i 's/single-switch/torus/' "$dir/kind.toml"
 expect_error run-unknown-fabric 'topology.kind "torus" is unknown (use single-switch or fat-tree)' \
   run1 run "$dir/kind.toml"
 
+run_config set.toml ''
+expect_error set-unknown-key "config $dir/set.toml (--set): unknown key 'network.cell_sise'" \
+  run2 run "$dir/set.toml" --set network.cell_sise=4KiB
+expect_error set-malformed '--set "cell_size=4": expected TABLE.KEY=VALUE' \
+  run1 run "$dir/set.toml" --set cell_size=4
+
 expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
 expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2
 

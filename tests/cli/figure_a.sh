@@ -24,4 +24,9 @@ check "$dir/fair-1.csv" dp 3200000000
 timeout 300 "$mpirun" -np 2 "$shoal" run "$src/configs/examples/figure-a.toml" --quiet \
   -o "$dir/fair-2.csv" >/dev/null
 cmp "$dir/fair-1.csv" "$dir/fair-2.csv" && echo "ok   identical at 2 ranks"
+# The same at 800 Gb/s through --set: every time halves.
+"$shoal" run "$src/configs/examples/figure-a.toml" --quiet --set topology.link_rate=800Gbps \
+  -o "$dir/fair-800.csv" >/dev/null
+check "$dir/fair-800.csv" ep 640000000
+check "$dir/fair-800.csv" dp 1600000000
 [ "$failures" -eq 0 ]

@@ -17,7 +17,9 @@ namespace shoal::io {
 class ConfigFile {
  public:
   /// Parses the file; a syntax error is an Error with its line and column.
-  explicit ConfigFile(const std::string& path);
+  /// `overrides` ("table.key=value", as from --set) replace or add keys; a value
+  /// that is not a TOML literal (64KiB, fat-tree) is taken as a string.
+  explicit ConfigFile(const std::string& path, const std::vector<std::string>& overrides = {});
   ~ConfigFile();
   ConfigFile(ConfigFile&&) noexcept;
   ConfigFile& operator=(ConfigFile&&) noexcept;
