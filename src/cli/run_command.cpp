@@ -58,6 +58,11 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
     throw Error(prefix + "network.load_balancing must be \"ecmp\" or \"spray\"");
   }
   setup.network.spray = balancing == "spray";
+  const std::string scheduling = config.string(n, "switch_scheduling").value_or("round-robin");
+  if (scheduling != "round-robin" && scheduling != "fifo") {
+    throw Error(prefix + "network.switch_scheduling must be \"round-robin\" or \"fifo\"");
+  }
+  setup.network.switch_round_robin = scheduling == "round-robin";
   try {
     net::validate(setup.network);
   } catch (const Error& e) {

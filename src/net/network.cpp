@@ -117,6 +117,20 @@ void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
       transmit(node, link, c, f, bytes, sim.now(), topo::kNoLink, sim);
       return;
     }
+    if (options_.switch_round_robin) {
+      ClassQueues& q = port.by_flow[c];
+      if (q.waiting == 0) continue;
+      std::size_t i = q.next;
+      while (q.queues[i % q.queues.size()].cells.empty()) ++i;
+      FlowQueue& turn = q.queues[i % q.queues.size()];
+      const Cell cell = turn.cells.front();
+      if (port.credits[c] < cell.bytes) continue;
+      turn.cells.pop();
+      if (turn.cells.empty()) --q.waiting;
+      q.next = (i + 1) % q.queues.size();  // the next flow's turn
+      transmit(node, link, c, cell.flow, cell.bytes, cell.tail, cell.in_link, sim);
+      return;
+    }
     auto& cells = port.cells[c];
     if (cells.empty()) continue;
     const Cell cell = cells.front();
@@ -186,7 +200,31 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   } else {
     out = fabric_.ecmp_link(here, f.dst, flow_hash_[flow]);
   }
-  ports_[out].cells[cls].push({flow, static_cast<std::uint32_t>(bytes), in_link, tail});
+  const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, tail};
+  if (options_.switch_round_robin) {
+    ClassQueues& q = ports_[out].by_flow[cls];
+    FlowQueue* queue = nullptr;
+    FlowQueue* free_slot = nullptr;
+    for (FlowQueue& candidate : q.queues) {
+      if (candidate.flow == flow && !candidate.cells.empty()) {
+        queue = &candidate;
+        break;
+      }
+      if (free_slot == nullptr && candidate.cells.empty()) free_slot = &candidate;
+    }
+    if (queue == nullptr) {  // the flow joins the rotation, in a free slot if there is one
+      if (free_slot == nullptr) {
+        q.queues.emplace_back();
+        free_slot = &q.queues.back();
+      }
+      queue = free_slot;
+      queue->flow = flow;
+      ++q.waiting;
+    }
+    queue->cells.push(cell);
+  } else {
+    ports_[out].cells[cls].push(cell);
+  }
   try_send(here, out, sim);
 }
 

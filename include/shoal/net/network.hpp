@@ -2,8 +2,8 @@
 //
 // Entities are the fabric's nodes. A flow is cut into cells. Every directed link
 // has an egress port at its source: 8 class queues served in strict priority
-// (class 0 first), FIFO inside a class at switches and round-robin across flows
-// at a GPU's NIC, and credit-based lossless flow control per class towards the
+// (class 0 first), round-robin across the flows of a class (or FIFO, an option
+// at switches), and credit-based lossless flow control per class towards the
 // next node's ingress buffer (credits return over the link, with its latency;
 // nothing is ever dropped).
 //
@@ -41,7 +41,8 @@ struct NetworkOptions {
   Bytes cell_size = 4096;
   Bytes buffer_per_class = 512 * 1024;  // ingress buffer per port and class (credits)
   bool cut_through = true;
-  bool spray = false;  // per-cell random up link instead of ECMP by flow hash
+  bool spray = false;              // per-cell random up link instead of ECMP by flow hash
+  bool switch_round_robin = true;  // round-robin across flows in a class at switches; else FIFO
 };
 
 /// Throws an Error naming the bad option (cell size, buffer smaller than a cell).
@@ -86,10 +87,23 @@ class Network {
     topo::LinkId in_link;
     Time tail;  // when its tail arrives here
   };
+  /// The cells one flow has queued at one switch port (round-robin scheduling).
+  struct FlowQueue {
+    std::uint32_t flow = 0;
+    Ring<Cell> cells;
+  };
+  /// A class at a switch port: the flows with cells here, served in turn. Few
+  /// flows share a port at once, so a short vector searched in place beats a map.
+  struct ClassQueues {
+    std::vector<FlowQueue> queues;  // an empty queue's slot is reused
+    std::size_t next = 0;           // where the round-robin looks first
+    std::size_t waiting = 0;        // queues holding cells
+  };
   struct Port {
     bool busy = false;  // a port-free event is pending
     std::array<Bytes, kClasses> credits{};
-    std::array<Ring<Cell>, kClasses> cells;           // at switches
+    std::array<Ring<Cell>, kClasses> cells;           // at switches, FIFO scheduling
+    std::array<ClassQueues, kClasses> by_flow;        // at switches, round-robin
     std::array<Ring<std::uint32_t>, kClasses> flows;  // at a GPU: flows with bytes to send
   };
   struct Gpu {
