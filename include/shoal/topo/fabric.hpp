@@ -93,7 +93,7 @@ class Fabric {
   std::span<const LinkId> nic_links(GpuId g) const { return out_links(gpu_node(g)).subspan(1); }
   /// Links out of `at` that lead towards GPU `dst` on a shortest up/down path
   /// through the network: the down link(s) when dst's leaf is below, else every
-  /// up link. `at` is a switch; `plane` the plane the packet travels on.
+  /// up link. `at` is a switch.
   std::span<const LinkId> next_links(NodeId at, GpuId dst) const;
   /// Stable ECMP choice among next_links by the flow's hash.
   LinkId ecmp_link(NodeId at, GpuId dst, std::uint64_t flow_hash) const;
