@@ -35,6 +35,7 @@ struct RunSetup {
   std::optional<core::Partition> partition;
   work::Dag dag;
   net::NetworkOptions network;
+  net::Perturbations perturbations;
   core::EngineOptions engine;
   std::string workload;
 };
@@ -90,6 +91,52 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
     setup.dag.validate(setup.fabric->gpu_count());
   } catch (const Error& e) {
     throw Error("workload " + setup.workload + ": " + e.what());
+  }
+
+  // [[perturbation]]: a slow or long link ("link = \"leaf 0 -> spine 1\"", both
+  // directions unless one_way), or a straggler GPU ("gpu = 5", "slowdown = 2.0").
+  const std::size_t perturbations = config.entries("perturbation");
+  for (std::size_t i = 0; i < perturbations; ++i) {
+    const std::string entry = "perturbation[" + std::to_string(i) + "]";
+    const std::string where = prefix + entry + ": ";
+    const Time at = config.time(entry, "at").value_or(0);
+    const auto link = config.string(entry, "link");
+    const auto gpu = config.integer(entry, "gpu");
+    if (link.has_value() == gpu.has_value()) {
+      throw Error(where + "give either link = \"FROM -> TO\" or gpu = N");
+    }
+    if (gpu) {
+      if (*gpu < 0 || *gpu >= setup.fabric->gpu_count()) {
+        throw Error(where + "gpu " + std::to_string(*gpu) + " is outside the fabric");
+      }
+      const double slowdown = config.number(entry, "slowdown").value_or(1.0);
+      if (!(slowdown > 0)) throw Error(where + "slowdown must be positive");
+      setup.perturbations.gpus.push_back({static_cast<work::GpuId>(*gpu), at, slowdown});
+      continue;
+    }
+    const auto arrow = link->find("->");
+    if (arrow == std::string::npos) throw Error(where + "link must read \"FROM -> TO\"");
+    auto trim = [](std::string t) {
+      t.erase(0, t.find_first_not_of(' '));
+      t.erase(t.find_last_not_of(' ') + 1);
+      return t;
+    };
+    topo::NodeId from = 0, to = 0;
+    try {
+      from = setup.fabric->find_node(trim(link->substr(0, arrow)));
+      to = setup.fabric->find_node(trim(link->substr(arrow + 2)));
+    } catch (const Error& e) {
+      throw Error(where + e.what());
+    }
+    const topo::LinkId forward = setup.fabric->find_link(from, to);
+    if (forward == topo::kNoLink) throw Error(where + "no link " + *link + " in this fabric");
+    net::LinkPerturbation p{forward, at, config.rate(entry, "rate").value_or(0),
+                            config.time(entry, "extra_latency").value_or(0)};
+    setup.perturbations.links.push_back(p);
+    if (!config.boolean(entry, "one_way").value_or(false)) {
+      p.link = setup.fabric->link(forward).reverse;
+      setup.perturbations.links.push_back(p);
+    }
   }
 
   constexpr std::string_view r = "run";
@@ -186,7 +233,8 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
     setup.engine.progress_interval_seconds = args.progress_interval;
     sim = std::make_unique<core::Simulator>(world, setup.fabric->layout(), *setup.partition,
                                             setup.engine);
-    network = std::make_unique<net::Network>(*setup.fabric, setup.dag, *sim, setup.network);
+    network = std::make_unique<net::Network>(*setup.fabric, setup.dag, *sim, setup.network,
+                                             setup.perturbations);
     network->initialize();
   });
   if (!ready) return 1;

@@ -71,8 +71,22 @@ ConfigFile& ConfigFile::operator=(ConfigFile&&) noexcept = default;
 namespace {
 
 /// Finds table.key, marking both used; nullptr when absent.
+/// Finds table.key, marking both used; nullptr when absent. `table` may name an
+/// element of an array of tables, "perturbation[2]".
 const toml::node* find(ConfigFile::Impl& impl, const std::string& path, std::string_view table,
                        std::string_view key) {
+  if (const auto bracket = table.find('['); bracket != std::string_view::npos) {
+    const std::string name(table.substr(0, bracket));
+    const auto index = static_cast<std::size_t>(
+        std::stoul(std::string(table.substr(bracket + 1, table.size() - bracket - 2))));
+    impl.used.insert(name);
+    impl.used.insert(name + "[]." + std::string(key));
+    const toml::node* array = impl.root.get(name);
+    if (array == nullptr || !array->is_array_of_tables() || index >= array->as_array()->size()) {
+      return nullptr;
+    }
+    return array->as_array()->get(index)->as_table()->get(key);
+  }
   impl.used.insert(std::string(table));
   impl.used.insert(dotted(table, key));
   const toml::node* t = impl.root.get(table);
@@ -166,11 +180,33 @@ void ConfigFile::reject_unknown(std::string_view table) const {
   }
 }
 
+std::size_t ConfigFile::entries(std::string_view array) {
+  impl_->used.insert(std::string(array));
+  const toml::node* node = impl_->root.get(array);
+  if (node == nullptr) return 0;
+  if (!node->is_array_of_tables()) {
+    throw Error(where(path_, node->source()) + ": " + std::string(array) + " must be written [[" +
+                std::string(array) + "]]");
+  }
+  return node->as_array()->size();
+}
+
 void ConfigFile::reject_unknown() const {
   for (const auto& [table_key, node] : impl_->root) {
     const std::string table(table_key.str());
     if (!impl_->used.contains(table)) {
       throw Error(where(path_, table_key.source()) + ": unknown table or key '" + table + "'");
+    }
+    if (node.is_array_of_tables()) {
+      for (const toml::node& element : *node.as_array()) {
+        for (const auto& [key, value] : *element.as_table()) {
+          if (!impl_->used.contains(table + "[]." + std::string(key.str()))) {
+            throw Error(where(path_, key.source()) + ": unknown key '" + std::string(key.str()) +
+                        "' in [[" + table + "]]");
+          }
+        }
+      }
+      continue;
     }
     if (!node.is_table()) continue;
     for (const auto& [key, value] : *node.as_table()) {

@@ -1,6 +1,7 @@
 #include "shoal/net/network.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "shoal/core/error.hpp"
 #include "shoal/core/random.hpp"
@@ -12,8 +13,8 @@ using topo::NodeId;
 using topo::NodeKind;
 
 void validate(const NetworkOptions& options) {
-  if (options.cell_size <= 0 || options.cell_size > (Bytes{1} << 30)) {
-    throw Error("network.cell_size must be between 1 B and 1 GiB");
+  if (options.cell_size <= 0 || options.cell_size > kMaxCell) {
+    throw Error("network.cell_size must be between 1 B and 16 MiB");
   }
   if (options.buffer_per_class < options.cell_size) {
     throw Error("network.buffer_per_class (" + format_bytes(options.buffer_per_class) +
@@ -22,7 +23,7 @@ void validate(const NetworkOptions& options) {
 }
 
 Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
-                 const NetworkOptions& options)
+                 const NetworkOptions& options, const Perturbations& perturbations)
     : fabric_(fabric),
       dag_(dag),
       sim_(sim),
@@ -39,6 +40,20 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       task_start_(dag.tasks().size(), kTimeInfinity),
       task_end_(dag.tasks().size(), -1) {
   validate(options);
+  link_at_.assign(fabric.link_count(), kTimeInfinity);
+  link_rate_.assign(fabric.link_count(), 0);
+  link_extra_.assign(fabric.link_count(), 0);
+  for (const LinkPerturbation& p : perturbations.links) {
+    link_at_[p.link] = p.at;
+    link_rate_[p.link] = p.rate > 0 ? p.rate : fabric.link(p.link).rate;
+    link_extra_[p.link] = p.extra_latency;
+  }
+  gpu_at_.assign(fabric.gpu_count(), kTimeInfinity);
+  gpu_slowdown_.assign(fabric.gpu_count(), 1.0);
+  for (const GpuPerturbation& p : perturbations.gpus) {
+    gpu_at_[p.gpu] = p.at;
+    gpu_slowdown_[p.gpu] = p.slowdown;
+  }
   for (LinkId l = 0; l < fabric.link_count(); ++l) ports_[l].credits.fill(options.buffer_per_class);
   for (std::size_t f = 0; f < flow_hash_.size(); ++f) flow_hash_[f] = core::mix64(f * 0x9E37 + 1);
 }
@@ -85,7 +100,11 @@ void Network::start_compute(work::GpuId g, core::Simulator& sim) {
   gpu.ready.pop();
   gpu.computing = true;
   task_start_[t] = sim.now();
-  sim.send(gpu_node(g), dag_.tasks()[t].duration, tag(kComputeDone), t);
+  Time duration = dag_.tasks()[t].duration;
+  if (sim.now() >= gpu_at_[g]) {
+    duration = static_cast<Time>(std::llround(static_cast<double>(duration) * gpu_slowdown_[g]));
+  }
+  sim.send(gpu_node(g), duration, tag(kComputeDone), t);
 }
 
 void Network::start_group(std::uint32_t group, core::Simulator& sim) {
@@ -145,7 +164,8 @@ void Network::transmit(NodeId node, LinkId link, int cls, std::uint32_t flow, By
                        Time tail_in, LinkId in_link, core::Simulator& sim) {
   const topo::Link& out = fabric_.link(link);
   const Time now = sim.now();
-  const Time serialize = transmit_time(bytes, out.rate);
+  const bool slow = perturbed(link, now);
+  const Time serialize = transmit_time(bytes, rate(link, slow));
   // Cut-through: start once the head is here, but not so early as to finish
   // before the tail arrives. Store-and-forward: start once the tail is here.
   const Time ready = options_.cut_through ? tail_in - serialize : tail_in;
@@ -155,22 +175,24 @@ void Network::transmit(NodeId node, LinkId link, int cls, std::uint32_t flow, By
   port.busy = true;
   port.credits[cls] -= bytes;
   sim.send(node, finish - now, tag(kPortFree, link), 0);
-  sim.send(out.to, start - now + out.latency, tag(kCellHead, link),
-           (std::uint64_t{flow} << 32) | static_cast<std::uint64_t>(bytes));
+  sim.send(out.to, start - now + latency(link, slow), tag(kCellHead, link),
+           (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
+               static_cast<std::uint64_t>(bytes));
   if (in_link != topo::kNoLink) {
     // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
     const topo::Link& in = fabric_.link(in_link);
-    sim.send(in.from, finish - now + in.latency, tag(kCredit, in_link),
-             (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
+    sim.send(in.from, finish - now + latency(in_link, perturbed(in_link, now)),
+             tag(kCredit, in_link), (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
   }
 }
 
 void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const LinkId in_link = ev.tag >> 3;
   const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
-  const auto bytes = static_cast<Bytes>(ev.payload & 0xFFFFFFFF);
+  const auto bytes = static_cast<Bytes>(ev.payload & 0xFFFFFF);
+  const bool slow = ((ev.payload >> 31) & 1) != 0;  // as the sender transmitted it
   const topo::Link& in = fabric_.link(in_link);
-  const Time tail = sim.now() + transmit_time(bytes, in.rate);
+  const Time tail = sim.now() + transmit_time(bytes, rate(in_link, slow));
   const NodeId here = ev.target;
   const work::Flow& f = dag_.flows()[flow];
   const int cls = flow_class_[flow];
@@ -186,7 +208,7 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
       throw Error("conservation: flow " + std::to_string(flow) + " received " +
                   std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
     }
-    sim.send(in.from, tail - sim.now() + in.latency, tag(kCredit, in_link),
+    sim.send(in.from, tail - sim.now() + latency(in_link, slow), tag(kCredit, in_link),
              (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
     if (received_[flow] == f.bytes) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
     return;

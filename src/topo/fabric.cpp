@@ -178,9 +178,7 @@ void Fabric::finish() {
     }
     atom_of_node[v] = static_cast<core::AtomId>(sizes.size());
     sizes.push_back(1);
-    std::string name = std::string(level_name(node)) + " " + std::to_string(node.index);
-    if (node.plane > 0) name = "plane " + std::to_string(node.plane) + " " + name;
-    names.push_back(std::move(name));
+    names.push_back(node_name(v));
   }
   layout_ = core::Layout(kind_ + " " + description_, sizes, std::move(names));
   for (const Link& l : links_) {
@@ -188,6 +186,36 @@ void Fabric::finish() {
     const core::AtomId b = atom_of_node[l.to];
     if (a != b) layout_.add_link(a, b, l.latency);
   }
+}
+
+std::string Fabric::node_name(NodeId n) const {
+  const Node& node = nodes_[n];
+  std::string name;
+  switch (node.kind) {
+    case NodeKind::kGpu:
+      return "gpu " + std::to_string(node.index);
+    case NodeKind::kNvSwitch:
+      return "nvswitch " + std::to_string(node.index);
+    case NodeKind::kSwitch:
+      name = std::string(level_name(node)) + " " + std::to_string(node.index);
+      break;
+  }
+  return node.plane > 0 ? "plane " + std::to_string(node.plane) + " " + name : name;
+}
+
+NodeId Fabric::find_node(std::string_view name) const {
+  for (NodeId v = 0; v < nodes_.size(); ++v) {
+    if (node_name(v) == name) return v;
+  }
+  throw Error("no node \"" + std::string(name) +
+              "\" in this fabric (names: gpu N, nvswitch N, leaf N, spine N, core N)");
+}
+
+LinkId Fabric::find_link(NodeId from, NodeId to) const {
+  for (const LinkId l : out_links(from)) {
+    if (links_[l].to == to) return l;
+  }
+  return kNoLink;
 }
 
 std::span<const LinkId> Fabric::next_links(NodeId at, GpuId dst) const {

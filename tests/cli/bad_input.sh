@@ -139,6 +139,15 @@ expect_error set-unknown-key "config $dir/set.toml (--set): unknown key 'network
 expect_error set-malformed '--set "cell_size=4": expected TABLE.KEY=VALUE' \
   run1 run "$dir/set.toml" --set cell_size=4
 
+run_config perturb-node.toml '\n[[perturbation]]\nlink = "gpu 0 -> spine 9"'
+expect_error perturbation-unknown-node 'perturbation[0]: no node "spine 9" in this fabric' \
+  run2 run "$dir/perturb-node.toml"
+run_config perturb-typo.toml '\n[[perturbation]]\ngpu = 0\nslowdonw = 2.0'
+expect_error perturbation-unknown-key "unknown key 'slowdonw' in [[perturbation]]" \
+  run1 run "$dir/perturb-typo.toml"
+run_config perturb-both.toml '\n[[perturbation]]\ngpu = 0\nlink = "gpu 0 -> leaf 0"'
+expect_error perturbation-both 'give either link = "FROM -> TO" or gpu = N' run1 run "$dir/perturb-both.toml"
+
 expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
 expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2
 

@@ -37,6 +37,10 @@ class ConfigFile {
   std::optional<Bytes> bytes(std::string_view table, std::string_view key);
   std::optional<BitsPerSecond> rate(std::string_view table, std::string_view key);
 
+  /// Number of [[array]] entries (0 when absent). The getters read entry i of it
+  /// with the table name "array[i]".
+  std::size_t entries(std::string_view array);
+
   /// Throws an Error naming the first key (or table) that no getter asked for.
   void reject_unknown() const;
   /// The same, for the keys of one table only (other tables may be read later).

@@ -14,7 +14,7 @@
 // forward is an option.
 //
 // Events (tag = kind | link << 3):
-//   cell head at a node via link L (payload flow << 32 | bytes)
+//   cell head at a node via link L (payload flow << 32 | perturbed << 31 | bytes)
 //   port free at the sending node (the port finished a cell)
 //   credit at the upstream node of L (payload class << 32 | bytes)
 //   flow received at its receiver (self, at the last byte's tail)
@@ -36,6 +36,29 @@
 namespace shoal::net {
 
 inline constexpr int kClasses = 8;
+inline constexpr Bytes kMaxCell = Bytes{1} << 24;  // a cell's size travels in 24 bits
+
+/// A link slower or longer from a time on: it applies to cells whose
+/// transmission starts at or after `at`.
+struct LinkPerturbation {
+  topo::LinkId link = 0;
+  Time at = 0;
+  BitsPerSecond rate = 0;  // 0: unchanged
+  Time extra_latency = 0;
+};
+
+/// A straggler: compute tasks that start on the GPU at or after `at` take
+/// `slowdown` times as long.
+struct GpuPerturbation {
+  work::GpuId gpu = 0;
+  Time at = 0;
+  double slowdown = 1.0;
+};
+
+struct Perturbations {
+  std::vector<LinkPerturbation> links;
+  std::vector<GpuPerturbation> gpus;
+};
 
 struct NetworkOptions {
   Bytes cell_size = 4096;
@@ -59,7 +82,7 @@ struct RunResults {
 class Network {
  public:
   Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
-          const NetworkOptions& options);
+          const NetworkOptions& options, const Perturbations& perturbations = {});
 
   /// Schedules what is ready at time 0 on this rank's GPUs.
   void initialize();
@@ -130,6 +153,19 @@ class Network {
   work::DagRunner::Ready ready_;  // reused: no allocation per event
   std::vector<Port> ports_;       // by link (used where this rank owns the link's source)
   std::vector<Gpu> gpus_;         // by GPU
+  // Perturbations by link and GPU; `at` = kTimeInfinity where there is none.
+  bool perturbed(topo::LinkId l, Time t) const { return t >= link_at_[l]; }
+  BitsPerSecond rate(topo::LinkId l, bool perturbed) const {
+    return perturbed ? link_rate_[l] : fabric_.link(l).rate;
+  }
+  Time latency(topo::LinkId l, bool perturbed) const {
+    return fabric_.link(l).latency + (perturbed ? link_extra_[l] : 0);
+  }
+  std::vector<Time> link_at_;
+  std::vector<BitsPerSecond> link_rate_;
+  std::vector<Time> link_extra_;
+  std::vector<Time> gpu_at_;
+  std::vector<double> gpu_slowdown_;
   std::vector<std::uint64_t> flow_hash_;
   std::vector<std::uint8_t> flow_class_;
   std::vector<Bytes> to_send_;   // by flow: bytes not yet cut into cells (at the sender)

@@ -85,6 +85,13 @@ class Fabric {
   NodeId nvswitch_node(std::uint32_t server) const {
     return server * (gpus_per_server_ + 1) + gpus_per_server_;
   }
+  /// "gpu 12", "nvswitch 1", "leaf 3", "spine 0", "core 7" (as `shoal topo` and
+  /// perturbations name them).
+  std::string node_name(NodeId n) const;
+  /// The node of that name; an Error lists the forms otherwise.
+  NodeId find_node(std::string_view name) const;
+  /// The directed link from -> to; kNoLink if there is none.
+  LinkId find_link(NodeId from, NodeId to) const;
   /// The engine's view: atoms (servers, then one per switch) and cut-able links.
   const core::Layout& layout() const { return layout_; }
 
