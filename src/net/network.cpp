@@ -69,7 +69,23 @@ topo::LinkId Network::first_link(const work::Flow& flow) const {
   if (flow.src / per_server == flow.dst / per_server) {
     return fabric_.out_links(gpu_node(flow.src)).front();  // NVLink to the NVSwitch
   }
-  return fabric_.nic_links(flow.src).front();
+  // A NIC with several ports (dual plane): one of those on a plane that reaches
+  // the destination, by the flow's hash, so a flow stays on one plane.
+  const auto ports = fabric_.nic_links(flow.src);
+  if (ports.size() == 1) return ports.front();
+  std::array<LinkId, 16> usable{};
+  std::size_t n = 0;
+  for (const LinkId port : ports) {
+    if (n < usable.size() &&
+        fabric_.reachable_on(fabric_.node(fabric_.link(port).to).plane, flow.dst)) {
+      usable[n++] = port;
+    }
+  }
+  if (n == 0) {
+    throw Error("no network path from GPU " + std::to_string(flow.src) + " to GPU " +
+                std::to_string(flow.dst));
+  }
+  return usable[static_cast<std::size_t>(core::mix64(flow_hash_[&flow - dag_.flows().data()]) % n)];
 }
 
 void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim) {

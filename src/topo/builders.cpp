@@ -63,7 +63,7 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
                   " need " + std::to_string(leaves) + " leaves); use tiers = 3 or a larger radix");
     }
     std::vector<NodeId> leaf(leaves), spine(leaf_up);
-    for (std::uint32_t l = 0; l < leaves; ++l) leaf[l] = f.add_switch(1, 0, 0, l);
+    for (std::uint32_t l = 0; l < leaves; ++l) leaf[l] = f.add_switch(1, 0, l, l);
     for (std::uint32_t s = 0; s < leaf_up; ++s) spine[s] = f.add_switch(2, 0, 0, s);
     for (GpuId g = 0; g < b.gpus; ++g) {
       f.connect(f.gpu_node(g), leaf[g / half], b.link_rate, b.link_latency, Tier::kHost);
@@ -105,6 +105,63 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
           f.connect(agg[p * aggs + a], core[a * agg_up + c], b.link_rate, b.link_latency,
                     Tier::kCore);
         }
+      }
+    }
+  }
+  f.finish();
+  return f;
+}
+
+Fabric build_rail_optimized(const RailSpec& spec) {
+  const FabricSpec& b = spec.base;
+  if (spec.radix < 4 || spec.radix % 2 != 0) throw Error("radix must be an even number >= 4");
+  const std::uint32_t half = spec.radix / 2;
+  const std::uint32_t per_segment = spec.segment_servers == 0 ? half : spec.segment_servers;
+  if (per_segment > half) {
+    throw Error("segment_servers " + std::to_string(per_segment) + " exceeds the " +
+                std::to_string(half) + " host ports of a rail switch (radix " +
+                std::to_string(spec.radix) + ")");
+  }
+  const std::uint32_t rails = b.gpus_per_server;
+  const std::uint32_t servers = b.gpus / rails;
+  const std::uint32_t segments = ceil_div(servers, per_segment);
+  const std::uint32_t leaves_per_plane = segments * rails;
+  if (leaves_per_plane > spec.radix) {
+    throw Error("a rail-optimized fabric of radix " + std::to_string(spec.radix) +
+                " joins at most " + std::to_string(spec.radix) +
+                " rail switches per plane in its spines (" + std::to_string(b.gpus) +
+                " GPUs need " + std::to_string(leaves_per_plane) +
+                "); use a larger radix or fewer GPUs");
+  }
+  const std::uint32_t planes = spec.dual_plane ? 2 : 1;
+  Fabric f("rail-optimized",
+           "radix=" + std::to_string(spec.radix) + " gpus=" + std::to_string(b.gpus) +
+               " per_server=" + std::to_string(rails) + " segment=" + std::to_string(per_segment) +
+               (spec.dual_plane ? " dual-plane" : ""),
+           b.gpus, rails);
+  f.add_servers(b.nvlink_rate, b.nvlink_latency);
+  // Plane-major numbering keeps each plane's rail switches contiguous for routing.
+  std::vector<NodeId> leaf(planes * leaves_per_plane), spine(planes * half);
+  for (std::uint32_t p = 0; p < planes; ++p) {
+    for (std::uint32_t l = 0; l < leaves_per_plane; ++l) {
+      leaf[p * leaves_per_plane + l] = f.add_switch(1, static_cast<std::uint16_t>(p), l / rails, l);
+    }
+  }
+  for (std::uint32_t p = 0; p < planes; ++p) {
+    for (std::uint32_t s = 0; s < half; ++s) {
+      spine[p * half + s] = f.add_switch(2, static_cast<std::uint16_t>(p), 0, s);
+    }
+  }
+  for (std::uint32_t p = 0; p < planes; ++p) {
+    for (GpuId g = 0; g < b.gpus; ++g) {
+      const std::uint32_t segment = (g / rails) / per_segment;
+      f.connect(f.gpu_node(g), leaf[p * leaves_per_plane + segment * rails + g % rails],
+                b.link_rate, b.link_latency, Tier::kHost);
+    }
+    for (std::uint32_t l = 0; l < leaves_per_plane; ++l) {
+      for (std::uint32_t s = 0; s < half; ++s) {
+        f.connect(leaf[p * leaves_per_plane + l], spine[p * half + s], b.link_rate, b.link_latency,
+                  Tier::kSpine);
       }
     }
   }

@@ -91,14 +91,22 @@ void Fabric::finish() {
   for (NodeId v = 0; v < n; ++v) {
     if (nodes_[v].kind == NodeKind::kSwitch && nodes_[v].level == 1) leaf_number_[v] = leaves++;
   }
-  gpu_leaf_.assign(gpus_, UINT32_MAX);
-  leaf_to_gpu_.assign(gpus_, kNoLink);
+  planes_ = 1;
+  for (const Node& node : nodes_) planes_ = std::max<std::uint32_t>(planes_, node.plane + 1u);
+  gpu_leaf_.assign(std::size_t{planes_} * gpus_, UINT32_MAX);
+  leaf_to_gpu_.assign(std::size_t{planes_} * gpus_, kNoLink);
   for (GpuId g = 0; g < gpus_; ++g) {
     const auto ports = nic_links(g);
     if (ports.empty()) throw Error("internal: GPU " + std::to_string(g) + " has no network port");
-    const Link& port = links_[ports.front()];
-    gpu_leaf_[g] = leaf_number_[port.to];
-    leaf_to_gpu_[g] = port.reverse;
+    for (const LinkId id : ports) {
+      const Link& port = links_[id];
+      const std::size_t slot = std::size_t{nodes_[port.to].plane} * gpus_ + g;
+      if (gpu_leaf_[slot] != UINT32_MAX) {
+        throw Error("internal: GPU " + std::to_string(g) + " has two ports on one plane");
+      }
+      gpu_leaf_[slot] = leaf_number_[port.to];
+      leaf_to_gpu_[slot] = port.reverse;
+    }
   }
 
   // Leaves below each switch, as one contiguous range (checked), bottom-up.
@@ -219,8 +227,10 @@ LinkId Fabric::find_link(NodeId from, NodeId to) const {
 }
 
 std::span<const LinkId> Fabric::next_links(NodeId at, GpuId dst) const {
-  const std::uint32_t leaf = gpu_leaf_[dst];
-  if (leaf_number_[at] == leaf) return std::span<const LinkId>(&leaf_to_gpu_[dst], 1);
+  const std::size_t slot = std::size_t{nodes_[at].plane} * gpus_ + dst;
+  const std::uint32_t leaf = gpu_leaf_[slot];
+  if (leaf == UINT32_MAX) return {};  // dst has no port on this switch's plane
+  if (leaf_number_[at] == leaf) return std::span<const LinkId>(&leaf_to_gpu_[slot], 1);
   for (std::uint32_t r = down_begin_[at]; r < down_begin_[at + 1]; ++r) {
     const DownRange& d = down_ranges_[r];
     if (leaf >= d.first_leaf && leaf < d.end_leaf) {
@@ -246,7 +256,17 @@ Time Fabric::path_latency(GpuId src, GpuId dst) const {
     return links_[out_links(gpu_node(src)).front()].latency +
            links_[out_links(nvswitch_node(dst / gpus_per_server_))[dst % gpus_per_server_]].latency;
   }
-  const LinkId first = nic_links(src).front();
+  LinkId first = kNoLink;
+  for (const LinkId port : nic_links(src)) {
+    if (reachable_on(nodes_[links_[port].to].plane, dst)) {
+      first = port;
+      break;
+    }
+  }
+  if (first == kNoLink) {
+    throw Error("no network path from GPU " + std::to_string(src) + " to GPU " +
+                std::to_string(dst) + " (no common plane)");
+  }
   Time total = links_[first].latency;
   NodeId at = links_[first].to;
   const NodeId target = gpu_node(dst);

@@ -73,9 +73,19 @@ Fabric build_fabric(io::ConfigFile& config) {
     config.reject_unknown(t);
     return with_context([&] { return build_fat_tree(spec); });
   }
+  if (kind == "rail-optimized" || kind == "multi-rail") {
+    RailSpec spec;
+    spec.base = base;
+    spec.radix = count("radix", spec.radix, 4096);
+    spec.segment_servers =
+        static_cast<std::uint32_t>(config.integer(t, "segment_servers").value_or(0));
+    spec.dual_plane = config.boolean(t, "dual_plane").value_or(false);
+    config.reject_unknown(t);
+    return with_context([&] { return build_rail_optimized(spec); });
+  }
   throw Error(where + "kind " +
               (kind.empty() ? std::string("is missing") : "\"" + kind + "\" is unknown") +
-              " (use single-switch or fat-tree)");
+              " (use single-switch, fat-tree or rail-optimized)");
 }
 
 core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy) {
@@ -98,8 +108,10 @@ core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_vi
   const std::uint32_t servers = fabric.server_count();
   std::vector<const Node*> server_leaf(servers);
   std::int64_t groups = 0;
+  // A leaf's group is its own number in a 2-tier fat tree, its pod in 3 tiers,
+  // its segment in a rail-optimized fabric (the builders set it so).
   auto group_of_switch = [&](const Node& n) -> std::int64_t {
-    if (n.level == 1) return has_core ? n.group : n.index;
+    if (n.level == 1) return n.group;
     if (n.level == 2 && has_core) return n.group;
     return -1;
   };

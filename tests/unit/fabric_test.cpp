@@ -414,7 +414,8 @@ TEST(FabricLayout, NodeIdsAreServersThenSwitches) {
     EXPECT_EQ(n.kind, NodeKind::kSwitch);
     EXPECT_EQ(n.level, v < 44 ? 1 : 2);
     EXPECT_EQ(n.index, v < 44 ? v - 36 : v - 44);
-    EXPECT_EQ(n.group, 0u);
+    // A 2-tier leaf is its own partition group; spines have none.
+    EXPECT_EQ(n.group, v < 44 ? v - 36 : 0u);
   }
 }
 

@@ -34,4 +34,18 @@ struct FatTreeSpec {
 /// cores above. Oversubscription thins the uplinks (unused ports stay empty).
 Fabric build_fat_tree(const FatTreeSpec& spec);
 
+struct RailSpec {
+  FabricSpec base;
+  std::uint32_t radix = 64;
+  std::uint32_t segment_servers = 0;  // servers per segment (0: radix/2)
+  bool dual_plane = false;            // each NIC has two ports, to two planes of rail switches
+};
+
+/// Rail-optimized (multi-rail) 2-tier fabric, Alibaba HPN style: servers form
+/// segments; GPU i of every server in a segment connects to the segment's rail
+/// switch i; all rail switches of a plane meet in shared spines (radix/2 of them,
+/// every rail switch to every spine). With dual_plane, each NIC has a second port
+/// to a rail switch of a second, independent plane.
+Fabric build_rail_optimized(const RailSpec& spec);
+
 }  // namespace shoal::topo

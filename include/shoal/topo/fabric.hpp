@@ -6,8 +6,8 @@
 // splits, since NVLink latency is too small to serve as lookahead — and each
 // network switch follows as an atom of its own.
 //
-// Routing is up/down. A packet for GPU d travels on the plane of its NIC port:
-// at a switch it goes down if d's leaf is below it, else up. The down choice
+// Routing is up/down. A packet for GPU d travels on the plane of the NIC port it
+// left on: at a switch it goes down if d's leaf on that plane is below it, else up. The down choice
 // is a small range table per switch (leaves below each down link); up links
 // are all equal, so ECMP picks one by a stable hash of the flow, or spraying
 // picks one per cell.
@@ -39,7 +39,9 @@ struct Node {
   NodeKind kind = NodeKind::kGpu;
   std::uint8_t level = 0;   // 0 GPU/NVSwitch, 1 leaf, 2 spine/aggregation, 3 core
   std::uint16_t plane = 0;  // multi-plane fabrics; 0 otherwise
-  std::uint32_t group = 0;  // server of a GPU or NVSwitch; pod of a switch
+  std::uint32_t group = 0;  // server of a GPU or NVSwitch; a leaf's partition group (itself
+                            // in 2 tiers, its pod in 3, its segment in rail fabrics); pod of
+                            // an aggregation switch
   std::uint32_t index = 0;  // GPU id; switch index within its level
 };
 
@@ -98,6 +100,12 @@ class Fabric {
   // --- routing ---
   /// The network links a GPU's NIC sends on (one per plane or port).
   std::span<const LinkId> nic_links(GpuId g) const { return out_links(gpu_node(g)).subspan(1); }
+  /// Planes: independent sets of switches (dual-plane NICs, multi-plane fabrics).
+  std::uint32_t plane_count() const { return planes_; }
+  /// Whether GPU g has a NIC port on `plane`.
+  bool reachable_on(std::uint32_t plane, GpuId g) const {
+    return gpu_leaf_[std::size_t{plane} * gpus_ + g] != UINT32_MAX;
+  }
   /// Links out of `at` that lead towards GPU `dst` on a shortest up/down path
   /// through the network: the down link(s) when dst's leaf is below, else every
   /// up link. `at` is a switch.
@@ -123,9 +131,10 @@ class Fabric {
   std::vector<LinkId> out_;
   // Routing: each GPU's NIC port -> its leaf (one per plane), leaves numbered densely.
   std::vector<std::uint32_t> leaf_number_;  // by node; UINT32_MAX if not a leaf
-  std::vector<std::uint32_t> gpu_leaf_;     // by GPU: dense number of its (first) leaf
-  std::vector<LinkId> leaf_to_gpu_;         // by GPU: the leaf's link down to it
-  std::vector<std::uint32_t> down_begin_;   // by node: range into down_ranges_
+  std::uint32_t planes_ = 1;
+  std::vector<std::uint32_t> gpu_leaf_;    // by plane * gpus + GPU: its leaf there, dense number
+  std::vector<LinkId> leaf_to_gpu_;        // by plane * gpus + GPU: that leaf's link down to it
+  std::vector<std::uint32_t> down_begin_;  // by node: range into down_ranges_
   std::vector<DownRange> down_ranges_;
   std::vector<LinkId> down_links_;
   std::vector<std::uint32_t> up_begin_;  // by node: CSR of up links
