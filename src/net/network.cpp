@@ -64,28 +64,34 @@ void Network::initialize() {
   act(ready_, sim_);
 }
 
-topo::LinkId Network::first_link(const work::Flow& flow) const {
-  const std::uint32_t per_server = fabric_.gpus_per_server();
-  if (flow.src / per_server == flow.dst / per_server) {
-    return fabric_.out_links(gpu_node(flow.src)).front();  // NVLink to the NVSwitch
-  }
+topo::LinkId Network::nic_port(work::GpuId g, std::uint32_t flow) const {
   // A NIC with several ports (dual plane): one of those on a plane that reaches
   // the destination, by the flow's hash, so a flow stays on one plane.
-  const auto ports = fabric_.nic_links(flow.src);
+  const work::GpuId dst = dag_.flows()[flow].dst;
+  const auto ports = fabric_.nic_links(g);
   if (ports.size() == 1) return ports.front();
   std::array<LinkId, 16> usable{};
   std::size_t n = 0;
   for (const LinkId port : ports) {
-    if (n < usable.size() &&
-        fabric_.reachable_on(fabric_.node(fabric_.link(port).to).plane, flow.dst)) {
+    if (n < usable.size() && fabric_.reachable_on(fabric_.node(fabric_.link(port).to).plane, dst)) {
       usable[n++] = port;
     }
   }
   if (n == 0) {
-    throw Error("no network path from GPU " + std::to_string(flow.src) + " to GPU " +
-                std::to_string(flow.dst));
+    throw Error("no network path from GPU " + std::to_string(g) + " to GPU " + std::to_string(dst));
   }
-  return usable[static_cast<std::size_t>(core::mix64(flow_hash_[&flow - dag_.flows().data()]) % n)];
+  return usable[static_cast<std::size_t>(core::mix64(flow_hash_[flow]) % n)];
+}
+
+topo::LinkId Network::first_link(std::uint32_t flow) const {
+  const work::Flow& f = dag_.flows()[flow];
+  const std::uint32_t per_server = fabric_.gpus_per_server();
+  // Inside the server, or to another plane (PXN: to the GPU of this server that
+  // has a port on the destination's plane): over NVLink first.
+  if (f.src / per_server == f.dst / per_server || !fabric_.shares_plane(f.src, f.dst)) {
+    return fabric_.out_links(gpu_node(f.src)).front();
+  }
+  return nic_port(f.src, flow);
 }
 
 void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim) {
@@ -129,55 +135,102 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
     const work::Flow& flow = dag_.flows()[f];
     flow_start_[f] = sim.now();
     to_send_[f] = flow.bytes;
-    const LinkId link = first_link(flow);
+    const LinkId link = first_link(f);
     ports_[link].flows[flow_class_[f]].push(f);
     try_send(gpu_node(g.gpu), link, sim);
   }
 }
 
+bool Network::send_own(NodeId node, LinkId link, int c, core::Simulator& sim) {
+  Port& port = ports_[link];
+  auto& flows = port.flows[c];
+  if (flows.empty()) return false;
+  const std::uint32_t f = flows.front();
+  const Bytes bytes = std::min(options_.cell_size, to_send_[f]);
+  if (port.credits[c] < bytes) return false;  // this class waits; a lower one may go
+  flows.pop();
+  to_send_[f] -= bytes;
+  if (to_send_[f] > 0) flows.push(f);  // round robin across the class's flows
+  transmit(node, link, c, {f, static_cast<std::uint32_t>(bytes), topo::kNoLink, sim.now()}, sim);
+  return true;
+}
+
+bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim) {
+  Port& port = ports_[link];
+  if (options_.switch_round_robin) {
+    ClassQueues& q = port.by_flow[c];
+    if (q.waiting == 0) return false;
+    std::size_t i = q.next;
+    while (q.queues[i % q.queues.size()].cells.empty()) ++i;
+    FlowQueue& turn = q.queues[i % q.queues.size()];
+    const Cell cell = turn.cells.front();
+    if (port.credits[c] < cell.bytes) return false;
+    turn.cells.pop();
+    if (turn.cells.empty()) --q.waiting;
+    q.next = (i + 1) % q.queues.size();  // the next flow's turn
+    transmit(node, link, c, cell, sim);
+    return true;
+  }
+  auto& cells = port.cells[c];
+  if (cells.empty()) return false;
+  const Cell cell = cells.front();
+  if (port.credits[c] < cell.bytes) return false;
+  cells.pop();
+  transmit(node, link, c, cell, sim);
+  return true;
+}
+
+void Network::enqueue(LinkId out, int cls, const Cell& cell) {
+  if (!options_.switch_round_robin) {
+    ports_[out].cells[cls].push(cell);
+    return;
+  }
+  ClassQueues& q = ports_[out].by_flow[cls];
+  FlowQueue* queue = nullptr;
+  FlowQueue* free_slot = nullptr;
+  for (FlowQueue& candidate : q.queues) {
+    if (candidate.flow == cell.flow && !candidate.cells.empty()) {
+      queue = &candidate;
+      break;
+    }
+    if (free_slot == nullptr && candidate.cells.empty()) free_slot = &candidate;
+  }
+  if (queue == nullptr) {  // the flow joins the rotation, in a free slot if there is one
+    if (free_slot == nullptr) {
+      q.queues.emplace_back();
+      free_slot = &q.queues.back();
+    }
+    queue = free_slot;
+    queue->flow = cell.flow;
+    ++q.waiting;
+  }
+  queue->cells.push(cell);
+}
+
 void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
   Port& port = ports_[link];
   if (port.busy) return;  // its port-free event will call again
-  const bool nic = fabric_.node(node).kind == NodeKind::kGpu;
+  const bool gpu = fabric_.node(node).kind == NodeKind::kGpu;
   for (int c = 0; c < kClasses; ++c) {
-    if (nic) {
-      auto& flows = port.flows[c];
-      if (flows.empty()) continue;
-      const std::uint32_t f = flows.front();
-      const Bytes bytes = std::min(options_.cell_size, to_send_[f]);
-      if (port.credits[c] < bytes) continue;  // this class waits; a lower one may go
-      flows.pop();
-      to_send_[f] -= bytes;
-      if (to_send_[f] > 0) flows.push(f);  // round robin across the class's flows
-      transmit(node, link, c, f, bytes, sim.now(), topo::kNoLink, sim);
+    if (!gpu) {
+      if (send_queued(node, link, c, sim)) return;
+      continue;
+    }
+    // A GPU's port serves its own flows and the cells it relays (PXN) in turn.
+    const bool relay_first = port.relay_turn;
+    if (relay_first ? send_queued(node, link, c, sim) : send_own(node, link, c, sim)) {
+      port.relay_turn = !relay_first;
       return;
     }
-    if (options_.switch_round_robin) {
-      ClassQueues& q = port.by_flow[c];
-      if (q.waiting == 0) continue;
-      std::size_t i = q.next;
-      while (q.queues[i % q.queues.size()].cells.empty()) ++i;
-      FlowQueue& turn = q.queues[i % q.queues.size()];
-      const Cell cell = turn.cells.front();
-      if (port.credits[c] < cell.bytes) continue;
-      turn.cells.pop();
-      if (turn.cells.empty()) --q.waiting;
-      q.next = (i + 1) % q.queues.size();  // the next flow's turn
-      transmit(node, link, c, cell.flow, cell.bytes, cell.tail, cell.in_link, sim);
-      return;
-    }
-    auto& cells = port.cells[c];
-    if (cells.empty()) continue;
-    const Cell cell = cells.front();
-    if (port.credits[c] < cell.bytes) continue;
-    cells.pop();
-    transmit(node, link, c, cell.flow, cell.bytes, cell.tail, cell.in_link, sim);
-    return;
+    if (relay_first ? send_own(node, link, c, sim) : send_queued(node, link, c, sim)) return;
   }
 }
 
-void Network::transmit(NodeId node, LinkId link, int cls, std::uint32_t flow, Bytes bytes,
-                       Time tail_in, LinkId in_link, core::Simulator& sim) {
+void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core::Simulator& sim) {
+  const std::uint32_t flow = cell.flow;
+  const Bytes bytes = cell.bytes;
+  const Time tail_in = cell.tail;
+  const LinkId in_link = cell.in_link;
   const topo::Link& out = fabric_.link(link);
   const Time now = sim.now();
   const bool slow = perturbed(link, now);
@@ -213,12 +266,8 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const work::Flow& f = dag_.flows()[flow];
   const int cls = flow_class_[flow];
   const topo::Node& node = fabric_.node(here);
-  if (node.kind == NodeKind::kGpu) {
+  if (node.kind == NodeKind::kGpu && gpu_of(here) == f.dst) {
     // At the receiver: the NIC takes the cell as its tail arrives.
-    if (gpu_of(here) != f.dst) {
-      throw Error("internal: flow " + std::to_string(flow) + " reached GPU " +
-                  std::to_string(gpu_of(here)) + " instead of " + std::to_string(f.dst));
-    }
     received_[flow] += bytes;
     if (received_[flow] > f.bytes) {
       throw Error("conservation: flow " + std::to_string(flow) + " received " +
@@ -230,39 +279,20 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
     return;
   }
   LinkId out;
-  if (node.kind == NodeKind::kNvSwitch) {
-    out = fabric_.out_links(here)[f.dst % fabric_.gpus_per_server()];
+  if (node.kind == NodeKind::kGpu) {
+    out = nic_port(gpu_of(here), flow);  // relaying for a GPU of its server (PXN)
+  } else if (node.kind == NodeKind::kNvSwitch) {
+    const std::uint32_t per_server = fabric_.gpus_per_server();
+    const work::GpuId to =
+        f.dst / per_server == node.index ? f.dst : fabric_.relay_for(f.src, f.dst);
+    out = fabric_.out_links(here)[to % per_server];
   } else if (options_.spray) {
     const auto choices = fabric_.next_links(here, f.dst);
     out = choices.size() == 1 ? choices.front() : choices[sim.rng().below(choices.size())];
   } else {
     out = fabric_.ecmp_link(here, f.dst, flow_hash_[flow]);
   }
-  const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, tail};
-  if (options_.switch_round_robin) {
-    ClassQueues& q = ports_[out].by_flow[cls];
-    FlowQueue* queue = nullptr;
-    FlowQueue* free_slot = nullptr;
-    for (FlowQueue& candidate : q.queues) {
-      if (candidate.flow == flow && !candidate.cells.empty()) {
-        queue = &candidate;
-        break;
-      }
-      if (free_slot == nullptr && candidate.cells.empty()) free_slot = &candidate;
-    }
-    if (queue == nullptr) {  // the flow joins the rotation, in a free slot if there is one
-      if (free_slot == nullptr) {
-        q.queues.emplace_back();
-        free_slot = &q.queues.back();
-      }
-      queue = free_slot;
-      queue->flow = flow;
-      ++q.waiting;
-    }
-    queue->cells.push(cell);
-  } else {
-    ports_[out].cells[cls].push(cell);
-  }
+  enqueue(out, cls, {flow, static_cast<std::uint32_t>(bytes), in_link, tail});
   try_send(here, out, sim);
 }
 

@@ -169,4 +169,64 @@ Fabric build_rail_optimized(const RailSpec& spec) {
   return f;
 }
 
+Fabric build_multi_plane(const MultiPlaneSpec& spec) {
+  const FabricSpec& b = spec.base;
+  if (spec.radix < 4 || spec.radix % 2 != 0) throw Error("radix must be an even number >= 4");
+  const std::uint32_t planes = spec.planes;
+  if (planes < 1 || b.gpus_per_server % planes != 0) {
+    throw Error("planes (" + std::to_string(planes) + ") must divide gpus_per_server (" +
+                std::to_string(b.gpus_per_server) + ")");
+  }
+  const std::uint32_t half = spec.radix / 2;
+  const std::uint32_t r = spec.leaf_oversubscription;
+  if (r == 0 || half % r != 0) {
+    throw Error("leaf_oversubscription " + std::to_string(r) + ":1 must divide the " +
+                std::to_string(half) + " host ports of a leaf");
+  }
+  const std::uint32_t per_server = b.gpus_per_server / planes;  // NICs per plane per server
+  const std::uint32_t hosts = (b.gpus / b.gpus_per_server) * per_server;  // per plane
+  const std::uint32_t leaves = ceil_div(hosts, half);
+  if (leaves > spec.radix) {
+    throw Error("a plane of radix " + std::to_string(spec.radix) + " holds at most " +
+                std::to_string(spec.radix * half) + " NICs (" + std::to_string(hosts) +
+                " per plane here); use a larger radix or fewer GPUs");
+  }
+  const std::uint32_t spines = half / r;
+  Fabric f("multi-plane",
+           "planes=" + std::to_string(planes) + " radix=" + std::to_string(spec.radix) + " gpus=" +
+               std::to_string(b.gpus) + " per_server=" + std::to_string(b.gpus_per_server) +
+               " leaf=" + std::to_string(r) + ":1",
+           b.gpus, b.gpus_per_server);
+  f.add_servers(b.nvlink_rate, b.nvlink_latency);
+  std::vector<NodeId> leaf(planes * leaves), spine(planes * spines);
+  for (std::uint32_t p = 0; p < planes; ++p) {
+    for (std::uint32_t l = 0; l < leaves; ++l) {
+      // Leaf l of every plane serves the same servers: one partition group.
+      leaf[p * leaves + l] = f.add_switch(1, static_cast<std::uint16_t>(p), l, l);
+    }
+  }
+  for (std::uint32_t p = 0; p < planes; ++p) {
+    for (std::uint32_t s = 0; s < spines; ++s) {
+      spine[p * spines + s] = f.add_switch(2, static_cast<std::uint16_t>(p), 0, s);
+    }
+  }
+  for (GpuId g = 0; g < b.gpus; ++g) {
+    const std::uint32_t local = g % b.gpus_per_server;
+    const std::uint32_t plane = local % planes;
+    const std::uint32_t host = (g / b.gpus_per_server) * per_server + local / planes;
+    f.connect(f.gpu_node(g), leaf[plane * leaves + host / half], b.link_rate, b.link_latency,
+              Tier::kHost);
+  }
+  for (std::uint32_t p = 0; p < planes; ++p) {
+    for (std::uint32_t l = 0; l < leaves; ++l) {
+      for (std::uint32_t s = 0; s < spines; ++s) {
+        f.connect(leaf[p * leaves + l], spine[p * spines + s], b.link_rate, b.link_latency,
+                  Tier::kSpine);
+      }
+    }
+  }
+  f.finish();
+  return f;
+}
+
 }  // namespace shoal::topo

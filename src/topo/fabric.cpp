@@ -251,10 +251,31 @@ LinkId Fabric::ecmp_link(NodeId at, GpuId dst, std::uint64_t flow_hash) const {
   return links[core::mix64(flow_hash ^ (std::uint64_t{at} << 32)) % links.size()];
 }
 
+bool Fabric::shares_plane(GpuId src, GpuId dst) const {
+  for (const LinkId port : nic_links(src)) {
+    if (reachable_on(nodes_[links_[port].to].plane, dst)) return true;
+  }
+  return false;
+}
+
+GpuId Fabric::relay_for(GpuId src, GpuId dst) const {
+  const GpuId first = src / gpus_per_server_ * gpus_per_server_;
+  for (GpuId g = first; g < first + gpus_per_server_; ++g) {
+    if (shares_plane(g, dst)) return g;
+  }
+  throw Error("no network path from GPU " + std::to_string(src) + " to GPU " + std::to_string(dst) +
+              ": no GPU of its server has a NIC on a plane that reaches it");
+}
+
 Time Fabric::path_latency(GpuId src, GpuId dst) const {
-  if (src / gpus_per_server_ == dst / gpus_per_server_) {
-    return links_[out_links(gpu_node(src)).front()].latency +
-           links_[out_links(nvswitch_node(dst / gpus_per_server_))[dst % gpus_per_server_]].latency;
+  auto nvlink_hop = [&](GpuId from, GpuId to) {
+    return links_[out_links(gpu_node(from)).front()].latency +
+           links_[out_links(nvswitch_node(to / gpus_per_server_))[to % gpus_per_server_]].latency;
+  };
+  if (src / gpus_per_server_ == dst / gpus_per_server_) return nvlink_hop(src, dst);
+  if (!shares_plane(src, dst)) {
+    const GpuId relay = relay_for(src, dst);  // PXN: over NVLink to a GPU on dst's plane
+    return nvlink_hop(src, relay) + path_latency(relay, dst);
   }
   LinkId first = kNoLink;
   for (const LinkId port : nic_links(src)) {
@@ -262,10 +283,6 @@ Time Fabric::path_latency(GpuId src, GpuId dst) const {
       first = port;
       break;
     }
-  }
-  if (first == kNoLink) {
-    throw Error("no network path from GPU " + std::to_string(src) + " to GPU " +
-                std::to_string(dst) + " (no common plane)");
   }
   Time total = links_[first].latency;
   NodeId at = links_[first].to;

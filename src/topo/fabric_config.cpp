@@ -83,9 +83,24 @@ Fabric build_fabric(io::ConfigFile& config) {
     config.reject_unknown(t);
     return with_context([&] { return build_rail_optimized(spec); });
   }
+  if (kind == "multi-plane") {
+    MultiPlaneSpec spec;
+    spec.base = base;
+    spec.planes = count("planes", spec.planes, 64);
+    spec.radix = count("radix", spec.radix, 4096);
+    if (const auto text = config.string(t, "leaf_oversubscription")) {
+      try {
+        spec.leaf_oversubscription = parse_oversubscription(*text);
+      } catch (const Error& e) {
+        throw Error(where + "leaf_oversubscription: " + e.what());
+      }
+    }
+    config.reject_unknown(t);
+    return with_context([&] { return build_multi_plane(spec); });
+  }
   throw Error(where + "kind " +
               (kind.empty() ? std::string("is missing") : "\"" + kind + "\" is unknown") +
-              " (use single-switch, fat-tree or rail-optimized)");
+              " (use single-switch, fat-tree, rail-optimized or multi-plane)");
 }
 
 core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy) {

@@ -104,5 +104,51 @@ TEST(RailOptimized, TopologyPartitionKeepsSegmentsTogether) {
   EXPECT_EQ(core::lookahead(f.layout(), p), kMicrosecond);
 }
 
+MultiPlaneSpec planes_spec(GpuId gpus, std::uint32_t planes, std::uint32_t radix) {
+  MultiPlaneSpec s;
+  s.base.gpus = gpus;
+  s.base.gpus_per_server = 8;
+  s.planes = planes;
+  s.radix = radix;
+  return s;
+}
+
+TEST(MultiPlane, GpuIOfAServerIsOnPlaneI) {
+  const Fabric f = build_multi_plane(planes_spec(128, 8, 16));
+  EXPECT_EQ(f.plane_count(), 8u);
+  for (GpuId g = 0; g < 128; ++g) {
+    ASSERT_EQ(f.nic_links(g).size(), 1u);
+    EXPECT_EQ(f.node(f.link(f.nic_links(g).front()).to).plane, g % 8);
+    for (std::uint32_t p = 0; p < 8; ++p) EXPECT_EQ(f.reachable_on(p, g), p == g % 8);
+  }
+  // Each plane: 16 NICs, leaves of 8: 2 leaves and 8 spines.
+  std::uint32_t leaves = 0, spines = 0;
+  for (NodeId v = 0; v < f.node_count(); ++v) {
+    if (f.node(v).kind != NodeKind::kSwitch) continue;
+    (f.node(v).level == 1 ? leaves : spines) += 1;
+  }
+  EXPECT_EQ(leaves, 16u);
+  EXPECT_EQ(spines, 64u);
+}
+
+TEST(MultiPlane, CrossPlaneTrafficIsRelayedInTheSendersServer) {
+  const Fabric f = build_multi_plane(planes_spec(128, 8, 16));
+  // GPU 3 (plane 3) to GPU 21 (server 2, plane 5): relayed by GPU 5 of server 0.
+  EXPECT_FALSE(f.shares_plane(3, 21));
+  EXPECT_EQ(f.relay_for(3, 21), 5u);
+  EXPECT_TRUE(f.shares_plane(5, 21));
+  // Servers 0 and 2 share plane 5's leaf 0: NVLink to the relay (2 x 25 ns), then
+  // up to the leaf and down (2 x 1 us).
+  EXPECT_EQ(f.path_latency(3, 21), 2 * 25 * kNanosecond + 2 * kMicrosecond);
+  EXPECT_EQ(f.path_latency(5, 21), 2 * kMicrosecond);
+  // Server 9 sits on plane 5's leaf 1: leaf, spine, leaf (4 x 1 us).
+  EXPECT_EQ(f.relay_for(3, 77), 5u);
+  EXPECT_EQ(f.path_latency(3, 77), 2 * 25 * kNanosecond + 4 * kMicrosecond);
+}
+
+TEST(MultiPlane, PlanesMustDivideTheServer) {
+  EXPECT_THROW(build_multi_plane(planes_spec(128, 3, 16)), Error);
+}
+
 }  // namespace
 }  // namespace shoal::topo

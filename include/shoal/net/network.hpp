@@ -123,7 +123,8 @@ class Network {
     std::size_t waiting = 0;        // queues holding cells
   };
   struct Port {
-    bool busy = false;  // a port-free event is pending
+    bool busy = false;        // a port-free event is pending
+    bool relay_turn = false;  // at a GPU: relayed cells go before its own flows next
     std::array<Bytes, kClasses> credits{};
     std::array<Ring<Cell>, kClasses> cells;           // at switches, FIFO scheduling
     std::array<ClassQueues, kClasses> by_flow;        // at switches, round-robin
@@ -135,13 +136,17 @@ class Network {
   };
 
   void try_send(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
-  void transmit(topo::NodeId node, topo::LinkId link, int cls, std::uint32_t flow, Bytes bytes,
-                Time ready, topo::LinkId in_link, core::Simulator& sim);
+  bool send_own(topo::NodeId node, topo::LinkId link, int cls, core::Simulator& sim);
+  bool send_queued(topo::NodeId node, topo::LinkId link, int cls, core::Simulator& sim);
+  void enqueue(topo::LinkId out, int cls, const Cell& cell);
+  void transmit(topo::NodeId node, topo::LinkId link, int cls, const Cell& cell,
+                core::Simulator& sim);
   void on_cell_head(const core::Event& ev, core::Simulator& sim);
   void act(work::DagRunner::Ready& ready, core::Simulator& sim);
   void start_group(std::uint32_t group, core::Simulator& sim);
   void start_compute(work::GpuId gpu, core::Simulator& sim);
-  topo::LinkId first_link(const work::Flow& flow) const;
+  topo::LinkId first_link(std::uint32_t flow) const;
+  topo::LinkId nic_port(work::GpuId g, std::uint32_t flow) const;
   topo::NodeId gpu_node(work::GpuId g) const { return fabric_.gpu_node(g); }
   work::GpuId gpu_of(topo::NodeId n) const { return fabric_.node(n).index; }
 

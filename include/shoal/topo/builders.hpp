@@ -48,4 +48,17 @@ struct RailSpec {
 /// to a rail switch of a second, independent plane.
 Fabric build_rail_optimized(const RailSpec& spec);
 
+struct MultiPlaneSpec {
+  FabricSpec base;
+  std::uint32_t planes = 8;
+  std::uint32_t radix = 64;
+  std::uint32_t leaf_oversubscription = 1;
+};
+
+/// Multi-plane fat tree (DeepSeek-V3 MPFT): `planes` independent 2-tier fat trees;
+/// GPU i of a server has its NIC on plane i mod planes. Traffic between GPUs on
+/// different planes first crosses NVLink to the GPU of the sender's server on the
+/// receiver's plane (PXN), which forwards it.
+Fabric build_multi_plane(const MultiPlaneSpec& spec);
+
 }  // namespace shoal::topo

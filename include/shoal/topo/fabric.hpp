@@ -112,6 +112,11 @@ class Fabric {
   std::span<const LinkId> next_links(NodeId at, GpuId dst) const;
   /// Stable ECMP choice among next_links by the flow's hash.
   LinkId ecmp_link(NodeId at, GpuId dst, std::uint64_t flow_hash) const;
+  /// Whether one of src's NIC ports is on a plane that reaches dst.
+  bool shares_plane(GpuId src, GpuId dst) const;
+  /// For GPUs on different planes (multi-plane fabrics): the GPU of src's server
+  /// that forwards for it over NVLink (PXN), the first with a port reaching dst.
+  GpuId relay_for(GpuId src, GpuId dst) const;
   /// Propagation latency of the up/down path between two GPUs (no queueing).
   Time path_latency(GpuId src, GpuId dst) const;
 
