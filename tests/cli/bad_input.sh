@@ -130,7 +130,7 @@ expect_error run-gpu-outside-fabric 'coflow "c": flow 0->5: destination GPU 5 is
   run2 run "$dir/far-run.toml"
 run_config kind.toml ''
 sed -i 's/single-switch/torus/' "$dir/kind.toml"
-expect_error run-unknown-fabric 'topology.kind "torus" is unknown (use single-switch, fat-tree or rail-optimized)' \
+expect_error run-unknown-fabric 'topology.kind "torus" is unknown (use single-switch, fat-tree, rail-optimized or multi-plane)' \
   run1 run "$dir/kind.toml"
 
 run_config set.toml ''

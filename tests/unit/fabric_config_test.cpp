@@ -245,7 +245,7 @@ radixx = 16
 TEST_F(FabricConfig, BadKind) {
   std::string e = load_error("[topology]\nkind = \"torus\"\n");
   EXPECT_TRUE(
-      Has(e, "topology.kind \"torus\" is unknown (use single-switch, fat-tree or rail-optimized)"));
+      Has(e, "topology.kind \"torus\" is unknown (use single-switch, fat-tree, rail-optimized or multi-plane)"));
   e = load_error("[topology]\ngpus = 8\n");
   EXPECT_TRUE(Has(e, "topology.kind is missing"));
   e = load_error("[other]\nx = 1\n");
