@@ -95,16 +95,17 @@ topo::LinkId Network::first_link(std::uint32_t flow) const {
 }
 
 void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim) {
-  // Copies: acting may make more things ready, into the same lists.
-  const std::vector<std::uint32_t> tasks = ready.tasks;
-  const std::vector<std::uint32_t> groups = ready.groups;
+  // Taken out first (into buffers that keep their capacity): starting a group
+  // never makes more ready, but `ready` is refilled by the next completion.
+  acting_tasks_.assign(ready.tasks.begin(), ready.tasks.end());
+  acting_groups_.assign(ready.groups.begin(), ready.groups.end());
   ready.clear();
-  for (const std::uint32_t t : tasks) {
+  for (const std::uint32_t t : acting_tasks_) {
     const work::GpuId g = dag_.tasks()[t].gpu;
     gpus_[g].ready.push(t);
     start_compute(g, sim);
   }
-  for (const std::uint32_t group : groups) {
+  for (const std::uint32_t group : acting_groups_) {
     const Time start = dag_.coflows()[runner_.group(group).coflow].earliest_start;
     const work::GpuId g = runner_.group(group).gpu;
     if (start > sim.now()) {

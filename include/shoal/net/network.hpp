@@ -156,8 +156,9 @@ class Network {
   NetworkOptions options_;
   work::DagRunner runner_;
   work::DagRunner::Ready ready_;  // reused: no allocation per event
-  std::vector<Port> ports_;       // by link (used where this rank owns the link's source)
-  std::vector<Gpu> gpus_;         // by GPU
+  std::vector<std::uint32_t> acting_tasks_, acting_groups_;
+  std::vector<Port> ports_;  // by link (used where this rank owns the link's source)
+  std::vector<Gpu> gpus_;    // by GPU
   // Perturbations by link and GPU; `at` = kTimeInfinity where there is none.
   bool perturbed(topo::LinkId l, Time t) const { return t >= link_at_[l]; }
   BitsPerSecond rate(topo::LinkId l, bool perturbed) const {
