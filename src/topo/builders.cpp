@@ -9,6 +9,22 @@ namespace {
 
 std::uint32_t ceil_div(std::uint32_t a, std::uint32_t b) { return (a + b - 1) / b; }
 
+/// Half the ports of a switch face down, half up: the radix must be even.
+std::uint32_t half_radix(std::uint32_t radix) {
+  if (radix < 4 || radix % 2 != 0) throw Error("radix must be an even number >= 4");
+  return radix / 2;
+}
+
+/// An "R:1" ratio thins `ports` uplinks to ports / R: R must divide them.
+void require_divides(std::string_view key, std::uint32_t ratio, std::uint32_t ports,
+                     std::uint32_t radix) {
+  if (ratio == 0 || ports % ratio != 0) {
+    throw Error(std::string(key) + " " + std::to_string(ratio) + ":1 must divide the " +
+                std::to_string(ports) + " host ports of a leaf (radix " + std::to_string(radix) +
+                ")");
+  }
+}
+
 }  // namespace
 
 Fabric build_single_switch(const FabricSpec& spec) {
@@ -28,15 +44,10 @@ Fabric build_single_switch(const FabricSpec& spec) {
 Fabric build_fat_tree(const FatTreeSpec& spec) {
   const FabricSpec& b = spec.base;
   if (spec.tiers != 2 && spec.tiers != 3) throw Error("tiers must be 2 or 3");
-  if (spec.radix < 4 || spec.radix % 2 != 0) throw Error("radix must be an even number >= 4");
-  const std::uint32_t half = spec.radix / 2;
+  const std::uint32_t half = half_radix(spec.radix);
   const std::uint32_t r_leaf = spec.leaf_oversubscription;
   const std::uint32_t r_agg = spec.aggregation_oversubscription;
-  if (r_leaf == 0 || half % r_leaf != 0) {
-    throw Error("leaf_oversubscription " + std::to_string(r_leaf) + ":1 must divide the " +
-                std::to_string(half) + " host ports of a leaf (radix " +
-                std::to_string(spec.radix) + ")");
-  }
+  require_divides("leaf_oversubscription", r_leaf, half, spec.radix);
   if (spec.tiers == 2 && r_agg != 1) {
     throw Error(
         "aggregation_oversubscription needs tiers = 3 (a 2-tier fat tree has no aggregation)");
@@ -114,8 +125,7 @@ Fabric build_fat_tree(const FatTreeSpec& spec) {
 
 Fabric build_rail_optimized(const RailSpec& spec) {
   const FabricSpec& b = spec.base;
-  if (spec.radix < 4 || spec.radix % 2 != 0) throw Error("radix must be an even number >= 4");
-  const std::uint32_t half = spec.radix / 2;
+  const std::uint32_t half = half_radix(spec.radix);
   const std::uint32_t per_segment = spec.segment_servers == 0 ? half : spec.segment_servers;
   if (per_segment > half) {
     throw Error("segment_servers " + std::to_string(per_segment) + " exceeds the " +
@@ -171,18 +181,14 @@ Fabric build_rail_optimized(const RailSpec& spec) {
 
 Fabric build_multi_plane(const MultiPlaneSpec& spec) {
   const FabricSpec& b = spec.base;
-  if (spec.radix < 4 || spec.radix % 2 != 0) throw Error("radix must be an even number >= 4");
+  const std::uint32_t half = half_radix(spec.radix);
   const std::uint32_t planes = spec.planes;
   if (planes < 1 || b.gpus_per_server % planes != 0) {
     throw Error("planes (" + std::to_string(planes) + ") must divide gpus_per_server (" +
                 std::to_string(b.gpus_per_server) + ")");
   }
-  const std::uint32_t half = spec.radix / 2;
   const std::uint32_t r = spec.leaf_oversubscription;
-  if (r == 0 || half % r != 0) {
-    throw Error("leaf_oversubscription " + std::to_string(r) + ":1 must divide the " +
-                std::to_string(half) + " host ports of a leaf");
-  }
+  require_divides("leaf_oversubscription", r, half, spec.radix);
   const std::uint32_t per_server = b.gpus_per_server / planes;  // NICs per plane per server
   const std::uint32_t hosts = (b.gpus / b.gpus_per_server) * per_server;  // per plane
   const std::uint32_t leaves = ceil_div(hosts, half);
