@@ -212,6 +212,24 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
                format_time(static_cast<Time>(percentile(values, 0.99))),
                format_time(*std::max_element(values.begin(), values.end())));
   }
+  // Per GPU, over the GPUs that computed: busy time and time idle for a coflow.
+  Time busy_sum = 0, busy_max = 0, wait_sum = 0, wait_max = 0;
+  std::size_t computing = 0;
+  for (std::size_t g = 0; g < r.gpu_busy.size(); ++g) {
+    if (r.gpu_busy[g] == 0) continue;
+    ++computing;
+    busy_sum += r.gpu_busy[g];
+    busy_max = std::max(busy_max, r.gpu_busy[g]);
+    wait_sum += r.gpu_comm_wait[g];
+    wait_max = std::max(wait_max, r.gpu_comm_wait[g]);
+  }
+  if (computing > 0) {
+    const auto n = static_cast<Time>(computing);
+    fmt::print(
+        "  GPUs computing: {}; compute busy mean {} max {}; waiting on coflows mean {} max {}\n",
+        computing, format_time(busy_sum / n), format_time(busy_max), format_time(wait_sum / n),
+        format_time(wait_max));
+  }
   if (unfinished > 0) {
     fmt::print("  {} flows did not finish{}\n", unfinished,
                setup.engine.end_time != kTimeInfinity ? " by the end time" : "");

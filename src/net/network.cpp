@@ -61,7 +61,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
 void Network::initialize() {
   ready_.clear();
   runner_.initial(ready_);
-  act(ready_, sim_);
+  act(ready_, sim_, false);
 }
 
 topo::LinkId Network::nic_port(work::GpuId g, std::uint32_t flow) const {
@@ -94,7 +94,7 @@ topo::LinkId Network::first_link(std::uint32_t flow) const {
   return nic_port(f.src, flow);
 }
 
-void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim) {
+void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_comm) {
   // Taken out first (into buffers that keep their capacity): starting a group
   // never makes more ready, but `ready` is refilled by the next completion.
   acting_tasks_.assign(ready.tasks.begin(), ready.tasks.end());
@@ -102,7 +102,9 @@ void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim) {
   ready.clear();
   for (const std::uint32_t t : acting_tasks_) {
     const work::GpuId g = dag_.tasks()[t].gpu;
-    gpus_[g].ready.push(t);
+    Gpu& gpu = gpus_[g];
+    if (by_comm && !gpu.computing && gpu.ready.empty()) gpu.comm_wait += sim.now() - gpu.idle_since;
+    gpu.ready.push(t);
     start_compute(g, sim);
   }
   for (const std::uint32_t group : acting_groups_) {
@@ -127,6 +129,7 @@ void Network::start_compute(work::GpuId g, core::Simulator& sim) {
   if (sim.now() >= gpu_at_[g]) {
     duration = static_cast<Time>(std::llround(static_cast<double>(duration) * gpu_slowdown_[g]));
   }
+  gpu.busy += duration;
   sim.send(gpu_node(g), duration, tag(kComputeDone), t);
 }
 
@@ -321,13 +324,13 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
       runner_.flow_done_at(f.dst, flow, ready_);
       // The acknowledgement returns along the path (its latency, no queueing).
       sim.send(gpu_node(f.src), fabric_.path_latency(f.dst, f.src), tag(kFlowAck), flow);
-      act(ready_, sim);
+      act(ready_, sim, true);
       return;
     }
     case kFlowAck: {
       const auto flow = static_cast<std::uint32_t>(ev.payload);
       runner_.flow_done_at(dag_.flows()[flow].src, flow, ready_);
-      act(ready_, sim);
+      act(ready_, sim, true);
       return;
     }
     case kComputeDone: {
@@ -336,8 +339,9 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
       task_end_[task] = sim.now();
       gpus_[g].computing = false;
       runner_.task_done(task, ready_);
-      act(ready_, sim);
+      act(ready_, sim, false);
       start_compute(g, sim);
+      if (!gpus_[g].computing) gpus_[g].idle_since = sim.now();
       return;
     }
     case kGroupStart:
@@ -361,6 +365,13 @@ RunResults Network::results(const core::Comm& comm) const {
   gather(flow_end_, false, r.flow_end);
   gather(task_start_, true, r.task_start);
   gather(task_end_, false, r.task_end);
+  std::vector<Time> busy(gpus_.size()), wait(gpus_.size());
+  for (std::size_t g = 0; g < gpus_.size(); ++g) {
+    busy[g] = gpus_[g].busy;
+    wait[g] = gpus_[g].comm_wait;
+  }
+  gather(busy, false, r.gpu_busy);  // each GPU's figures are non-zero on its rank only
+  gather(wait, false, r.gpu_comm_wait);
   Bytes delivered = 0;
   for (const Bytes b : received_) delivered += b;
   r.bytes_delivered = comm.sum(delivered);

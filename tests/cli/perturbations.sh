@@ -4,7 +4,10 @@
 #   at 200 Gb/s instead of 400: EP ends at 2.56 ms, DP at 6.4 ms.
 # - The same link slowed from t = 1 ms: by then each flow has 25 MB through; EP's
 #   last 7 MB at 12.5 MB/ms ends at 1.56 ms, DP's last 96 MB at 25 MB/ms at 5.40 ms.
-# - A straggler: a 100 us task on GPU 0 slowed 2x delays the coflow after it to 200 us.
+# - A straggler: a 100 us task on GPU 0 slowed 2x delays the coflow after it to 200 us;
+#   GPU 1, whose task needs that coflow, waits on it until 200 + 20 (1 MB at
+#   400 Gb/s) + 2 (two 1 us links) = 222 us (cut-through at equal rates adds no
+#   cell time); the GPUs compute 200 and 10 us.
 # Usage: perturbations.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 dir=$3 src=$4
@@ -45,9 +48,21 @@ duration = "100us"
 name = "after-compute"
 after = "compute"
 flows = [{ src = 0, dst = 1, bytes = "1MB" }]
+[[task]]
+name = "consume"
+gpu = 1
+duration = "10us"
+after = "after-compute"
 TOML
 sed 's/figure-a-workload.toml/straggler-workload.toml/' "$dir/figure-a.toml" >"$dir/straggler.toml"
 printf '\n[[perturbation]]\ngpu = 0\nslowdown = 2.0\n' >>"$dir/straggler.toml"
-"$shoal" run "$dir/straggler.toml" --quiet -o "$dir/straggler.csv" >/dev/null
+"$shoal" run "$dir/straggler.toml" --quiet -o "$dir/straggler.csv" >"$dir/straggler.out"
 check "$dir/straggler.csv" after-compute 11 200000000
+line=$(grep 'GPUs computing' "$dir/straggler.out")
+if [[ "$line" == *"compute busy mean 105 us max 200 us; waiting on coflows mean 111 us max 222 us"* ]]; then
+  echo "ok   GPU figures: $line"
+else
+  echo "FAIL GPU figures: '$line', expected busy mean 105 us max 200 us, waiting mean 111 us max 222 us"
+  failures=$((failures + 1))
+fi
 [ "$failures" -eq 0 ]

@@ -76,6 +76,8 @@ struct RunResults {
   std::vector<Time> flow_start;  // when the flow became ready at its sender
   std::vector<Time> flow_end;    // last byte at the receiver; -1 if never
   std::vector<Time> task_start, task_end;
+  std::vector<Time> gpu_busy;       // by GPU: time computing
+  std::vector<Time> gpu_comm_wait;  // by GPU: time idle until a coflow made a task ready
   std::int64_t bytes_delivered = 0;
 };
 
@@ -133,6 +135,9 @@ class Network {
   struct Gpu {
     bool computing = false;
     Ring<std::uint32_t> ready;  // tasks ready to compute, in the order they became ready
+    Time busy = 0;              // time spent computing
+    Time comm_wait = 0;         // time idle until a coflow made its next task ready
+    Time idle_since = 0;
   };
 
   void try_send(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
@@ -142,7 +147,8 @@ class Network {
   void transmit(topo::NodeId node, topo::LinkId link, int cls, const Cell& cell,
                 core::Simulator& sim);
   void on_cell_head(const core::Event& ev, core::Simulator& sim);
-  void act(work::DagRunner::Ready& ready, core::Simulator& sim);
+  /// Starts what became ready; `by_comm` when a coflow completion made it so.
+  void act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_comm);
   void start_group(std::uint32_t group, core::Simulator& sim);
   void start_compute(work::GpuId gpu, core::Simulator& sim);
   topo::LinkId first_link(std::uint32_t flow) const;
