@@ -16,11 +16,13 @@ sed -e '/^\[topology\]/,/^\[network\]/{/^\[network\]/!d}' "$dir/ecmp.toml" >"$di
   cat "$dir/rest.toml"; } >"$dir/rail.toml"
 failures=0
 for variant in ecmp spray rail; do
-  "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >/dev/null
+  "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >"$dir/$variant-1.out"
   timeout 300 "$mpirun" -np "$ranks" "$shoal" run "$dir/$variant.toml" --quiet \
     -o "$dir/$variant-$ranks.csv" >"$dir/$variant-$ranks.out"
   grep -q "ranks $ranks" "$dir/$variant-$ranks.out"
-  if cmp -s "$dir/$variant-1.csv" "$dir/$variant-$ranks.csv"; then
+  # The coflow table and the per-GPU figures.
+  if cmp -s "$dir/$variant-1.csv" "$dir/$variant-$ranks.csv" &&
+    [ "$(grep 'GPUs computing' "$dir/$variant-1.out")" = "$(grep 'GPUs computing' "$dir/$variant-$ranks.out")" ]; then
     echo "ok   $variant at $ranks ranks: $(wc -l <"$dir/$variant-1.csv") lines identical"
   else
     echo "FAIL $variant at $ranks ranks differs from 1 rank:"
