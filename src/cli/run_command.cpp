@@ -16,8 +16,7 @@
 #include "shoal/io/config_file.hpp"
 #include "shoal/net/network.hpp"
 #include "shoal/topo/fabric_config.hpp"
-#include "shoal/work/dag_file.hpp"
-#include "shoal/work/htsim_import.hpp"
+#include "shoal/work/workload_loader.hpp"
 
 namespace shoal::cli {
 namespace {
@@ -78,14 +77,14 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   setup.workload =
       p.is_absolute() ? p.string() : (std::filesystem::path(path).parent_path() / p).string();
   const std::string format = config.string(w, "format").value_or("auto");
-  if (format != "auto" && format != "toml" && format != "htsim") {
-    throw Error(prefix + "workload.format must be \"auto\", \"toml\" or \"htsim\"");
-  }
-  const bool toml = format == "toml" || (format == "auto" && p.extension() == ".toml");
-  if (toml) {
-    work::load_dag_file(setup.workload, setup.dag);
-  } else {
-    work::load_htsim_connection_matrix(setup.workload, setup.dag);
+  try {
+    work::load_workload(setup.workload, format, setup.dag);
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    // The readers name the file; a bad format name is the config's mistake.
+    if (what.rfind("unknown workload format", 0) == 0)
+      throw Error(prefix + "workload.format: " + what);
+    throw;
   }
   try {
     setup.dag.validate(setup.fabric->gpu_count());

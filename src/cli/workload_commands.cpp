@@ -9,8 +9,7 @@
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/work/dag.hpp"
-#include "shoal/work/dag_file.hpp"
-#include "shoal/work/htsim_import.hpp"
+#include "shoal/work/workload_loader.hpp"
 
 namespace shoal::cli {
 namespace {
@@ -21,23 +20,11 @@ struct WorkloadArgs {
   std::string format = "auto";
 };
 
-/// TOML workload files end in .toml; anything else is taken for an htsim matrix.
-void load(const WorkloadArgs& args, work::Dag& dag) {
-  const bool toml =
-      args.format == "toml" || (args.format == "auto" && args.file.size() >= 5 &&
-                                args.file.compare(args.file.size() - 5, 5, ".toml") == 0);
-  if (toml) {
-    work::load_dag_file(args.file, dag);
-  } else {
-    work::load_htsim_connection_matrix(args.file, dag);
-  }
-}
-
 int check_workload(const core::Comm& world, const WorkloadArgs& args) {
   if (world.rank() != 0) return 0;
   return run_or_abort(world, [&] {
     work::Dag dag;
-    load(args, dag);
+    work::load_workload(args.file, args.format, dag);
     const work::GpuId gpus = args.gpus > 0 ? args.gpus : dag.gpus_used();
     try {
       dag.validate(gpus);
@@ -75,8 +62,8 @@ void add_workload_commands(CLI::App& app, Action& action) {
   auto args = std::make_shared<WorkloadArgs>();
   CLI::App* check = workload->add_subcommand(
       "check",
-      "Read and validate a workload (TOML tasks, coflows and patterns, or an htsim connection "
-      "matrix) and summarise it");
+      "Read and validate a workload (tasks, coflows and patterns in TOML or JSON, or an htsim "
+      "connection matrix) and summarise it");
   check->add_option("file", args->file, "Workload file")->required()->check(CLI::ExistingFile);
   check
       ->add_option("--format", args->format,

@@ -2,6 +2,9 @@
 
 #include <toml++/toml.h>
 
+#include <fstream>
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <charconv>
 #include <set>
@@ -11,6 +14,47 @@
 
 namespace shoal::work {
 namespace {
+
+/// "workload PATH, line N", or without the line for nodes that have none (JSON).
+std::string where(const std::string& path, const toml::source_region& source) {
+  if (source.begin.line == 0) return "workload " + path;
+  return "workload " + path + ", line " + std::to_string(source.begin.line);
+}
+
+/// A JSON document as the TOML tree the readers take: objects become tables.
+toml::table to_toml(const nlohmann::json& object, const std::string& path);
+
+toml::array to_toml_array(const nlohmann::json& array, const std::string& path) {
+  toml::array out;
+  for (const auto& item : array) {
+    if (item.is_object()) {
+      out.push_back(to_toml(item, path));
+    } else if (item.is_array()) {
+      out.push_back(to_toml_array(item, path));
+    } else if (item.is_string()) {
+      out.push_back(item.get<std::string>());
+    } else if (item.is_boolean()) {
+      out.push_back(item.get<bool>());
+    } else if (item.is_number_integer()) {
+      out.push_back(item.get<std::int64_t>());
+    } else if (item.is_number()) {
+      out.push_back(item.get<double>());
+    } else {
+      throw Error("workload " + path + ": null is not a value a workload can hold");
+    }
+  }
+  return out;
+}
+
+toml::table to_toml(const nlohmann::json& object, const std::string& path) {
+  toml::table out;
+  for (const auto& [key, value] : object.items()) {
+    const nlohmann::json wrapped = nlohmann::json::array({value});
+    toml::array one = to_toml_array(wrapped, path);
+    out.insert(key, std::move(*one.get(0)));
+  }
+  return out;
+}
 
 /// One [[task]], [[coflow]] or [[pattern]] entry, read key by key; keys nobody
 /// asked for are errors, like every other mistake, with the file and line.
@@ -33,9 +77,8 @@ class Entry {
   }
 
   [[noreturn]] void fail(const toml::node* at, const std::string& what) const {
-    const auto line = at != nullptr ? at->source().begin.line : table_.source().begin.line;
-    throw Error("workload " + path_ + ", line " + std::to_string(line) + ": " + subject_ + ": " +
-                what);
+    throw Error(where(path_, at != nullptr ? at->source() : table_.source()) + ": " + subject_ +
+                ": " + what);
   }
 
   const toml::node* get(std::string_view key) {
@@ -300,15 +343,33 @@ void read_pattern(Entry& e, Dag& dag) {
 
 }  // namespace
 
-void load_dag_file(const std::string& path, Dag& dag) {
+void load_dag_file(const std::string& path, Dag& dag, bool json) {
   toml::table root;
-  try {
-    root = toml::parse_file(path);
-  } catch (const toml::parse_error& err) {
-    const auto& at = err.source().begin;
-    if (at.line == 0) throw Error("workload " + path + ": " + std::string(err.description()));
-    throw Error("workload " + path + ", line " + std::to_string(at.line) + ", column " +
-                std::to_string(at.column) + ": " + std::string(err.description()));
+  if (json) {
+    // Generated workloads: the same entries, as {"task": [...], "coflow": [...], ...}.
+    std::ifstream in(path);
+    if (!in) throw Error("workload " + path + ": cannot be opened");
+    nlohmann::json json;
+    try {
+      json = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::parse_error& err) {
+      throw Error("workload " + path + ", byte " + std::to_string(err.byte) + ": not valid JSON (" +
+                  std::string(err.what()) + ")");
+    }
+    if (!json.is_object()) {
+      throw Error("workload " + path +
+                  ": the document must be an object of task, coflow and pattern lists");
+    }
+    root = to_toml(json, path);
+  } else {
+    try {
+      root = toml::parse_file(path);
+    } catch (const toml::parse_error& err) {
+      const auto& at = err.source().begin;
+      if (at.line == 0) throw Error("workload " + path + ": " + std::string(err.description()));
+      throw Error("workload " + path + ", line " + std::to_string(at.line) + ", column " +
+                  std::to_string(at.column) + ": " + std::string(err.description()));
+    }
   }
   using Reader = void (*)(Entry&, Dag&);
   const std::pair<std::string_view, Reader> sections[] = {
@@ -317,8 +378,7 @@ void load_dag_file(const std::string& path, Dag& dag) {
     const bool known = std::any_of(std::begin(sections), std::end(sections),
                                    [&](const auto& s) { return s.first == key.str(); });
     if (!known) {
-      throw Error("workload " + path + ", line " + std::to_string(key.source().begin.line) +
-                  ": unknown key '" + std::string(key.str()) +
+      throw Error(where(path, key.source()) + ": unknown key '" + std::string(key.str()) +
                   "' (a workload holds [[task]], [[coflow]] and [[pattern]] entries)");
     }
   }
@@ -326,9 +386,8 @@ void load_dag_file(const std::string& path, Dag& dag) {
     const toml::node* list = root.get(section);
     if (list == nullptr) continue;
     if (!list->is_array_of_tables()) {
-      throw Error("workload " + path + ", line " + std::to_string(list->source().begin.line) +
-                  ": '" + std::string(section) + "' must be written [[" + std::string(section) +
-                  "]]");
+      throw Error(where(path, list->source()) + ": '" + std::string(section) +
+                  "' must be written [[" + std::string(section) + "]]");
     }
     std::size_t index = 0;
     for (const toml::node& item : *list->as_array()) {

@@ -1,0 +1,105 @@
+// JSON workload files read into the same DAG as their TOML twins.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "shoal/core/error.hpp"
+#include "shoal/work/dag_file.hpp"
+#include "shoal/work/workload_loader.hpp"
+
+namespace shoal::work {
+namespace {
+
+std::string write(const std::string& name, const std::string& text) {
+  const auto path = std::filesystem::temp_directory_path() /
+                    ("shoal_dag_json_" + std::to_string(::getpid()) + "_" + name);
+  std::ofstream(path) << text;
+  return path.string();
+}
+
+std::string error_of(const std::string& path) {
+  try {
+    Dag dag;
+    load_workload(path, "auto", dag);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DagJson, SameDagAsTheTomlTwin) {
+  const std::string toml = write("twin.toml", R"([[task]]
+name = "fwd"
+gpu = 2
+duration = "5us"
+[[coflow]]
+name = "a2a"
+type = "EP"
+layer = 3
+micro_batch = 1
+after = "fwd"
+start = "1us"
+flows = [{ src = 2, dst = 3, bytes = "1MiB" }, { src = 3, dst = 2, bytes = "2MB" }]
+[[pattern]]
+name = "p"
+kind = "permutation"
+gpus = "0..7"
+bytes = "64KiB"
+seed = 4
+)");
+  const std::string json = write("twin.json", R"({
+  "task": [{"name": "fwd", "gpu": 2, "duration": "5us"}],
+  "coflow": [{"name": "a2a", "type": "EP", "layer": 3, "micro_batch": 1, "after": "fwd",
+              "start": "1us",
+              "flows": [{"src": 2, "dst": 3, "bytes": "1MiB"}, {"src": 3, "dst": 2, "bytes": "2MB"}]}],
+  "pattern": [{"name": "p", "kind": "permutation", "gpus": "0..7", "bytes": "64KiB", "seed": 4}]
+})");
+  Dag a, b;
+  load_workload(toml, "auto", a);
+  load_workload(json, "auto", b);
+  ASSERT_EQ(a.tasks().size(), b.tasks().size());
+  ASSERT_EQ(a.coflows().size(), b.coflows().size());
+  ASSERT_EQ(a.flows().size(), b.flows().size());
+  EXPECT_EQ(b.tasks()[0].gpu, 2u);
+  EXPECT_EQ(b.tasks()[0].duration, 5 * kMicrosecond);
+  for (std::size_t c = 0; c < a.coflows().size(); ++c) {
+    EXPECT_EQ(a.coflows()[c].name, b.coflows()[c].name);
+    EXPECT_EQ(a.coflows()[c].labels.layer, b.coflows()[c].labels.layer);
+    EXPECT_EQ(a.coflows()[c].labels.micro_batch, b.coflows()[c].labels.micro_batch);
+    EXPECT_EQ(a.coflows()[c].earliest_start, b.coflows()[c].earliest_start);
+    EXPECT_EQ(a.coflows()[c].after, b.coflows()[c].after);
+  }
+  for (std::size_t f = 0; f < a.flows().size(); ++f) {
+    EXPECT_EQ(a.flows()[f].src, b.flows()[f].src);
+    EXPECT_EQ(a.flows()[f].dst, b.flows()[f].dst);
+    EXPECT_EQ(a.flows()[f].bytes, b.flows()[f].bytes);
+  }
+  EXPECT_EQ(b.flows()[1].bytes, 2'000'000);
+}
+
+TEST(DagJson, ErrorsNameTheFileAndTheEntry) {
+  const std::string typo =
+      write("typo.json", R"({"task": [{"name": "t", "gpu": 0, "duraton": "1us"}]})");
+  EXPECT_EQ(error_of(typo), "workload " + typo + ": task \"t\": unknown key 'duraton'");
+  const std::string type =
+      write("type.json", R"({"task": [{"name": "t", "gpu": "0", "duration": "1us"}]})");
+  EXPECT_EQ(error_of(type), "workload " + type + ": task \"t\": 'gpu' must be an integer");
+  const std::string broken = write("broken.json", R"({"task": [)");
+  EXPECT_EQ(error_of(broken).rfind("workload " + broken + ", byte ", 0), 0u) << error_of(broken);
+  const std::string list = write("list.json", R"([1, 2])");
+  EXPECT_NE(error_of(list).find("must be an object"), std::string::npos);
+  const std::string null = write("null.json", R"({"task": [{"name": null}]})");
+  EXPECT_NE(error_of(null).find("null is not a value"), std::string::npos);
+  const std::string top = write("top.json", R"({"tasks": []})");
+  EXPECT_NE(error_of(top).find("unknown key 'tasks'"), std::string::npos);
+}
+
+TEST(DagJson, FormatNamesAreChecked) {
+  Dag dag;
+  EXPECT_THROW(load_workload(write("x.toml", ""), "yaml", dag), Error);
+}
+
+}  // namespace
+}  // namespace shoal::work
