@@ -14,27 +14,15 @@
 #include <utility>
 #include <vector>
 
+#include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/work/dag.hpp"
 
 namespace shoal::work {
 namespace {
 
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected shoal::Error";
-  return {};
-}
-
-::testing::AssertionResult Has(const std::string& haystack, std::string_view needle) {
-  if (haystack.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message: " << haystack << "\nlacks:   " << needle;
-}
+using shoal::test::error_of;
+using shoal::test::Has;
 
 using Kind = NodeRef::Kind;
 using Pair = std::pair<GpuId, GpuId>;

@@ -7,28 +7,14 @@
 #include <string_view>
 #include <vector>
 
+#include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 
 namespace shoal::work {
 namespace {
 
-/// The message of the shoal::Error that `fn` throws; fails the test if it throws nothing.
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected shoal::Error";
-  return {};
-}
-
-/// `haystack` contains `needle`, with both in the failure message.
-::testing::AssertionResult Has(const std::string& haystack, std::string_view needle) {
-  if (haystack.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message: " << haystack << "\nlacks:   " << needle;
-}
+using shoal::test::error_of;
+using shoal::test::Has;
 
 using Kind = NodeRef::Kind;
 

@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/layout.hpp"
 #include "shoal/core/partition.hpp"
@@ -24,21 +25,8 @@
 namespace shoal::topo {
 namespace {
 
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected shoal::Error";
-  return {};
-}
-
-::testing::AssertionResult Has(const std::string& haystack, std::string_view needle) {
-  if (haystack.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message: " << haystack << "\nlacks:   " << needle;
-}
+using shoal::test::error_of;
+using shoal::test::Has;
 
 constexpr BitsPerSecond kGbps = 1'000'000'000;
 
@@ -244,8 +232,9 @@ radixx = 16
 
 TEST_F(FabricConfig, BadKind) {
   std::string e = load_error("[topology]\nkind = \"torus\"\n");
-  EXPECT_TRUE(
-      Has(e, "topology.kind \"torus\" is unknown (use single-switch, fat-tree, rail-optimized or multi-plane)"));
+  EXPECT_TRUE(Has(e,
+                  "topology.kind \"torus\" is unknown (use single-switch, fat-tree, rail-optimized "
+                  "or multi-plane)"));
   e = load_error("[topology]\ngpus = 8\n");
   EXPECT_TRUE(Has(e, "topology.kind is missing"));
   e = load_error("[other]\nx = 1\n");

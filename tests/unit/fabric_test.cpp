@@ -15,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/layout.hpp"
 #include "shoal/topo/builders.hpp"
@@ -23,21 +24,8 @@
 namespace shoal::topo {
 namespace {
 
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected shoal::Error";
-  return {};
-}
-
-::testing::AssertionResult Has(const std::string& haystack, std::string_view needle) {
-  if (haystack.find(needle) != std::string::npos) return ::testing::AssertionSuccess();
-  return ::testing::AssertionFailure() << "message: " << haystack << "\nlacks:   " << needle;
-}
+using shoal::test::error_of;
+using shoal::test::Has;
 
 constexpr BitsPerSecond kRate = 100'000'000'000;  // 100 Gb/s
 constexpr BitsPerSecond kNvRate = 3'600'000'000'000;

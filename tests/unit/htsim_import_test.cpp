@@ -12,10 +12,13 @@
 #include <string_view>
 #include <vector>
 
+#include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 
 namespace shoal::work {
 namespace {
+
+using shoal::test::error_of;
 
 /// A matrix written to its own temporary file, removed at the end of the test.
 class MatrixFile {
@@ -38,18 +41,6 @@ class MatrixFile {
  private:
   std::string path_;
 };
-
-/// The message of the shoal::Error that `fn` throws; fails the test if it throws nothing.
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected shoal::Error";
-  return {};
-}
 
 std::string load_error(std::string_view text) {
   const MatrixFile file(text);

@@ -9,6 +9,7 @@
 #include <string_view>
 #include <vector>
 
+#include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/layout.hpp"
 #include "shoal/core/random.hpp"
@@ -16,16 +17,7 @@
 namespace shoal::core {
 namespace {
 
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected shoal::Error";
-  return {};
-}
+using shoal::test::error_of;
 
 bool contains(const std::string& haystack, std::string_view needle) {
   return haystack.find(needle) != std::string::npos;

@@ -10,6 +10,7 @@
 #include <string_view>
 #include <vector>
 
+#include "error_checks.hpp"
 #include "shoal/core/comm.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/layout.hpp"
@@ -19,19 +20,10 @@
 namespace shoal::core {
 namespace {
 
+using shoal::test::error_of;
+
 bool contains(const std::string& haystack, std::string_view needle) {
   return haystack.find(needle) != std::string::npos;
-}
-
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected shoal::Error";
-  return {};
 }
 
 /// One handled event as the model saw it.

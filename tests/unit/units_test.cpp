@@ -6,22 +6,13 @@
 #include <string>
 #include <string_view>
 
+#include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 
 namespace shoal {
 namespace {
 
-/// The message of the shoal::Error that `fn` throws; fails the test if it throws nothing.
-template <class Fn>
-std::string error_of(Fn&& fn) {
-  try {
-    fn();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  ADD_FAILURE() << "expected shoal::Error";
-  return {};
-}
+using shoal::test::error_of;
 
 bool contains(const std::string& haystack, std::string_view needle) {
   return haystack.find(needle) != std::string::npos;
