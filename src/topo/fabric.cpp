@@ -108,6 +108,14 @@ void Fabric::finish() {
       leaf_to_gpu_[slot] = port.reverse;
     }
   }
+  // For PXN: the first GPU of each server with a port on each plane.
+  server_plane_gpu_.assign(std::size_t{server_count()} * planes_, UINT32_MAX);
+  for (GpuId g = gpus_; g-- > 0;) {
+    for (const LinkId id : nic_links(g)) {
+      server_plane_gpu_[std::size_t{g / gpus_per_server_} * planes_ + nodes_[links_[id].to].plane] =
+          g;
+    }
+  }
 
   // Leaves below each switch, as one contiguous range (checked), bottom-up.
   std::vector<std::uint32_t> lo(n, UINT32_MAX), hi(n, 0);
@@ -259,10 +267,14 @@ bool Fabric::shares_plane(GpuId src, GpuId dst) const {
 }
 
 GpuId Fabric::relay_for(GpuId src, GpuId dst) const {
-  const GpuId first = src / gpus_per_server_ * gpus_per_server_;
-  for (GpuId g = first; g < first + gpus_per_server_; ++g) {
-    if (shares_plane(g, dst)) return g;
+  // The first GPU of src's server with a port on any plane that reaches dst:
+  // a look-up per plane, since this runs for every cell a NVSwitch relays.
+  GpuId relay = UINT32_MAX;
+  const std::size_t server = src / gpus_per_server_;
+  for (std::uint32_t p = 0; p < planes_; ++p) {
+    if (reachable_on(p, dst)) relay = std::min(relay, server_plane_gpu_[server * planes_ + p]);
   }
+  if (relay != UINT32_MAX) return relay;
   throw Error("no network path from GPU " + std::to_string(src) + " to GPU " + std::to_string(dst) +
               ": no GPU of its server has a NIC on a plane that reaches it");
 }

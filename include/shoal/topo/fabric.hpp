@@ -139,6 +139,7 @@ class Fabric {
   std::uint32_t planes_ = 1;
   std::vector<std::uint32_t> gpu_leaf_;    // by plane * gpus + GPU: its leaf there, dense number
   std::vector<LinkId> leaf_to_gpu_;        // by plane * gpus + GPU: that leaf's link down to it
+  std::vector<GpuId> server_plane_gpu_;    // by server * planes + plane: its first GPU there
   std::vector<std::uint32_t> down_begin_;  // by node: range into down_ranges_
   std::vector<DownRange> down_ranges_;
   std::vector<LinkId> down_links_;
