@@ -1,6 +1,7 @@
 #include "shoal/net/network.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 
 #include "shoal/core/error.hpp"
@@ -140,7 +141,9 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
     flow_start_[f] = sim.now();
     to_send_[f] = flow.bytes;
     const LinkId link = first_link(f);
-    ports_[link].flows[flow_class_[f]].push(f);
+    const int cls = flow_class_[f];
+    ports_[link].flows[cls].push(f);
+    ports_[link].own |= static_cast<std::uint8_t>(1u << cls);
     try_send(gpu_node(g.gpu), link, sim);
   }
 }
@@ -148,85 +151,76 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
 bool Network::send_own(NodeId node, LinkId link, int c, core::Simulator& sim) {
   Port& port = ports_[link];
   auto& flows = port.flows[c];
-  if (flows.empty()) return false;
   const std::uint32_t f = flows.front();
   const Bytes bytes = std::min(options_.cell_size, to_send_[f]);
   if (port.credits[c] < bytes) return false;  // this class waits; a lower one may go
   flows.pop();
   to_send_[f] -= bytes;
-  if (to_send_[f] > 0) flows.push(f);  // round robin across the class's flows
+  if (to_send_[f] > 0) {
+    flows.push(f);  // round robin across the class's flows
+  } else if (flows.empty()) {
+    port.own &= static_cast<std::uint8_t>(~(1u << c));
+  }
   transmit(node, link, c, {f, static_cast<std::uint32_t>(bytes), topo::kNoLink, sim.now()}, sim);
   return true;
 }
 
 bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim) {
   Port& port = ports_[link];
+  Cell cell;
   if (options_.switch_round_robin) {
-    ClassQueues& q = port.by_flow[c];
-    if (q.waiting == 0) return false;
-    std::size_t i = q.next;
-    while (q.queues[i % q.queues.size()].cells.empty()) ++i;
-    FlowQueue& turn = q.queues[i % q.queues.size()];
-    const Cell cell = turn.cells.front();
+    RoundRobinQueue<Cell>& q = port.by_flow[c];
+    cell = q.front();
     if (port.credits[c] < cell.bytes) return false;
-    turn.cells.pop();
-    if (turn.cells.empty()) --q.waiting;
-    q.next = (i + 1) % q.queues.size();  // the next flow's turn
-    transmit(node, link, c, cell, sim);
-    return true;
+    q.pop();
+    if (q.empty()) port.queued &= static_cast<std::uint8_t>(~(1u << c));
+  } else {
+    Ring<Cell>& q = port.fifo[c];
+    cell = q.front();
+    if (port.credits[c] < cell.bytes) return false;
+    q.pop();
+    if (q.empty()) port.queued &= static_cast<std::uint8_t>(~(1u << c));
   }
-  auto& cells = port.cells[c];
-  if (cells.empty()) return false;
-  const Cell cell = cells.front();
-  if (port.credits[c] < cell.bytes) return false;
-  cells.pop();
   transmit(node, link, c, cell, sim);
   return true;
 }
 
 void Network::enqueue(LinkId out, int cls, const Cell& cell) {
-  if (!options_.switch_round_robin) {
-    ports_[out].cells[cls].push(cell);
-    return;
+  Port& port = ports_[out];
+  port.queued |= static_cast<std::uint8_t>(1u << cls);
+  if (options_.switch_round_robin) {
+    port.by_flow[cls].push(cell.flow, cell);
+  } else {
+    port.fifo[cls].push(cell);
   }
-  ClassQueues& q = ports_[out].by_flow[cls];
-  FlowQueue* queue = nullptr;
-  FlowQueue* free_slot = nullptr;
-  for (FlowQueue& candidate : q.queues) {
-    if (candidate.flow == cell.flow && !candidate.cells.empty()) {
-      queue = &candidate;
-      break;
-    }
-    if (free_slot == nullptr && candidate.cells.empty()) free_slot = &candidate;
-  }
-  if (queue == nullptr) {  // the flow joins the rotation, in a free slot if there is one
-    if (free_slot == nullptr) {
-      q.queues.emplace_back();
-      free_slot = &q.queues.back();
-    }
-    queue = free_slot;
-    queue->flow = cell.flow;
-    ++q.waiting;
-  }
-  queue->cells.push(cell);
 }
 
 void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
   Port& port = ports_[link];
-  if (port.busy) return;  // its port-free event will call again
-  const bool gpu = fabric_.node(node).kind == NodeKind::kGpu;
-  for (int c = 0; c < kClasses; ++c) {
-    if (!gpu) {
-      if (send_queued(node, link, c, sim)) return;
-      continue;
-    }
-    // A GPU's port serves its own flows and the cells it relays (PXN) in turn.
-    const bool relay_first = port.relay_turn;
-    if (relay_first ? send_queued(node, link, c, sim) : send_own(node, link, c, sim)) {
-      port.relay_turn = !relay_first;
+  if (port.free_pending) return;  // its port-free event will call again
+  unsigned waiting = port.queued | port.own;
+  if (waiting == 0) return;
+  if (sim.now() < port.busy_until) {
+    port.free_pending = true;
+    sim.send(node, port.busy_until - sim.now(), tag(kPortFree, link), 0);
+    return;
+  }
+  while (waiting != 0) {  // classes in strict priority, lowest number first
+    const int c = std::countr_zero(waiting);
+    waiting &= waiting - 1;
+    const bool own = ((port.own >> c) & 1) != 0;
+    const bool queued = ((port.queued >> c) & 1) != 0;
+    if (own && queued) {
+      // A GPU's port serves its own flows and the cells it relays (PXN) in turn.
+      const bool relay_first = port.relay_turn;
+      if (relay_first ? send_queued(node, link, c, sim) : send_own(node, link, c, sim)) {
+        port.relay_turn = !relay_first;
+        return;
+      }
+      if (relay_first ? send_own(node, link, c, sim) : send_queued(node, link, c, sim)) return;
+    } else if (own ? send_own(node, link, c, sim) : send_queued(node, link, c, sim)) {
       return;
     }
-    if (relay_first ? send_own(node, link, c, sim) : send_queued(node, link, c, sim)) return;
   }
 }
 
@@ -245,9 +239,12 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   const Time start = std::max(now, ready);
   const Time finish = start + serialize;
   Port& port = ports_[link];
-  port.busy = true;
+  port.busy_until = finish;
   port.credits[cls] -= bytes;
-  sim.send(node, finish - now, tag(kPortFree, link), 0);
+  if ((port.queued | port.own) != 0) {  // more to send: wake when this cell has left
+    port.free_pending = true;
+    sim.send(node, finish - now, tag(kPortFree, link), 0);
+  }
   sim.send(out.to, start - now + latency(link, slow), tag(kCellHead, link),
            (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
                static_cast<std::uint64_t>(bytes));
@@ -296,7 +293,14 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   } else {
     out = fabric_.ecmp_link(here, f.dst, flow_hash_[flow]);
   }
-  enqueue(out, cls, {flow, static_cast<std::uint32_t>(bytes), in_link, tail});
+  const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, tail};
+  Port& port = ports_[out];
+  if ((port.queued | port.own) == 0 && !port.free_pending && sim.now() >= port.busy_until &&
+      port.credits[cls] >= bytes) {
+    transmit(here, out, cls, cell, sim);  // an idle port: what queueing would do, without the queue
+    return;
+  }
+  enqueue(out, cls, cell);
   try_send(here, out, sim);
 }
 
@@ -307,7 +311,7 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
       return;
     case kPortFree: {
       const LinkId link = ev.tag >> 3;
-      ports_[link].busy = false;
+      ports_[link].free_pending = false;
       try_send(ev.target, link, sim);
       return;
     }

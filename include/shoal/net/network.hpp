@@ -15,7 +15,7 @@
 //
 // Events (tag = kind | link << 3):
 //   cell head at a node via link L (payload flow << 32 | perturbed << 31 | bytes)
-//   port free at the sending node (the port finished a cell)
+//   port free at the sending node (the port finished a cell and cells wait)
 //   credit at the upstream node of L (payload class << 32 | bytes)
 //   flow received at its receiver (self, at the last byte's tail)
 //   flow acknowledged at its sender (from the receiver, after the path latency)
@@ -29,6 +29,7 @@
 
 #include "shoal/core/simulator.hpp"
 #include "shoal/net/ring.hpp"
+#include "shoal/net/round_robin_queue.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/dag_runner.hpp"
@@ -91,6 +92,31 @@ class Network {
 
   void handle(const core::Event& ev, core::Simulator& sim);
 
+  /// Called by the engine a few events ahead: warms the port or flow state the
+  /// event will touch (the run is bound by memory latency, not arithmetic).
+  void prefetch(const core::Event& ev) const {
+    const std::uint32_t link = ev.tag >> 3;
+    switch (ev.tag & 7) {
+      case kPortFree:
+      case kCredit: {
+        const char* port = reinterpret_cast<const char*>(&ports_[link]);
+        __builtin_prefetch(port);
+        __builtin_prefetch(port + 64);
+        __builtin_prefetch(port + 128);
+        return;
+      }
+      case kCellHead: {
+        const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
+        __builtin_prefetch(&dag_.flows()[flow]);
+        __builtin_prefetch(&flow_hash_[flow]);
+        __builtin_prefetch(&fabric_.link(link));
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
   /// Collective: every flow's and task's times on rank 0 (empty elsewhere).
   RunResults results(const core::Comm& comm) const;
 
@@ -112,25 +138,19 @@ class Network {
     topo::LinkId in_link;
     Time tail;  // when its tail arrives here
   };
-  /// The cells one flow has queued at one switch port (round-robin scheduling).
-  struct FlowQueue {
-    std::uint32_t flow = 0;
-    Ring<Cell> cells;
-  };
-  /// A class at a switch port: the flows with cells here, served in turn. Few
-  /// flows share a port at once, so a short vector searched in place beats a map.
-  struct ClassQueues {
-    std::vector<FlowQueue> queues;  // an empty queue's slot is reused
-    std::size_t next = 0;           // where the round-robin looks first
-    std::size_t waiting = 0;        // queues holding cells
-  };
+  /// One directed link's egress port at its source node. `busy_until` is when
+  /// the cell on the wire has left; a port-free event is scheduled only when
+  /// cells wait for that moment, so an idle pipeline costs no event per cell.
   struct Port {
-    bool busy = false;        // a port-free event is pending
-    bool relay_turn = false;  // at a GPU: relayed cells go before its own flows next
+    Time busy_until = 0;
+    bool free_pending = false;  // a port-free event is scheduled
+    bool relay_turn = false;    // at a GPU: relayed cells go before its own flows next
+    std::uint8_t queued = 0;    // bit c: class c has cells queued here
+    std::uint8_t own = 0;       // bit c: at a GPU, class c has own flows with bytes to send
     std::array<Bytes, kClasses> credits{};
-    std::array<Ring<Cell>, kClasses> cells;           // at switches, FIFO scheduling
-    std::array<ClassQueues, kClasses> by_flow;        // at switches, round-robin
-    std::array<Ring<std::uint32_t>, kClasses> flows;  // at a GPU: flows with bytes to send
+    std::array<RoundRobinQueue<Cell>, kClasses> by_flow;  // round-robin scheduling
+    std::array<Ring<Cell>, kClasses> fifo;                // FIFO scheduling (switch option)
+    std::array<Ring<std::uint32_t>, kClasses> flows;      // at a GPU: own flows, in turn
   };
   struct Gpu {
     bool computing = false;

@@ -1,5 +1,6 @@
 // A FIFO on one growable array: push at the back, pop at the front, no
-// allocation once it has grown to its working size.
+// allocation once it has grown to its working size. The capacity is a power
+// of two, so wrapping is a mask, not a division.
 #pragma once
 
 #include <cstddef>
@@ -17,19 +18,19 @@ class Ring {
 
   void push(const T& value) {
     if (size_ == items_.size()) grow();
-    items_[(head_ + size_) % items_.size()] = value;
+    items_[(head_ + size_) & (items_.size() - 1)] = value;
     ++size_;
   }
 
   void pop() {
-    head_ = (head_ + 1) % items_.size();
+    head_ = (head_ + 1) & (items_.size() - 1);
     --size_;
   }
 
  private:
   void grow() {
     std::vector<T> bigger(items_.empty() ? 8 : items_.size() * 2);
-    for (std::size_t i = 0; i < size_; ++i) bigger[i] = items_[(head_ + i) % items_.size()];
+    for (std::size_t i = 0; i < size_; ++i) bigger[i] = items_[(head_ + i) & (items_.size() - 1)];
     items_.swap(bigger);
     head_ = 0;
   }
