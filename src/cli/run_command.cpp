@@ -55,10 +55,15 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   }
   setup.network.cut_through = forwarding == "cut-through";
   const std::string balancing = config.string(n, "load_balancing").value_or("ecmp");
-  if (balancing != "ecmp" && balancing != "spray") {
-    throw Error(prefix + "network.load_balancing must be \"ecmp\" or \"spray\"");
+  if (balancing == "ecmp") {
+    setup.network.load_balancing = net::LoadBalancing::kEcmp;
+  } else if (balancing == "spray") {
+    setup.network.load_balancing = net::LoadBalancing::kSpray;
+  } else if (balancing == "adaptive") {
+    setup.network.load_balancing = net::LoadBalancing::kAdaptive;
+  } else {
+    throw Error(prefix + "network.load_balancing must be \"ecmp\", \"spray\" or \"adaptive\"");
   }
-  setup.network.spray = balancing == "spray";
   const std::string scheduling = config.string(n, "switch_scheduling").value_or("round-robin");
   if (scheduling != "round-robin" && scheduling != "fifo") {
     throw Error(prefix + "network.switch_scheduling must be \"round-robin\" or \"fifo\"");
@@ -93,7 +98,8 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   }
 
   // [[perturbation]]: a slow or long link ("link = \"leaf 0 -> spine 1\"", both
-  // directions unless one_way), or a straggler GPU ("gpu = 5", "slowdown = 2.0").
+  // directions unless one_way) or a failed one ("fail = true"), or a straggler GPU
+  // ("gpu = 5", "slowdown = 2.0").
   const std::size_t perturbations = config.entries("perturbation");
   for (std::size_t i = 0; i < perturbations; ++i) {
     const std::string entry = "perturbation[" + std::to_string(i) + "]";
@@ -130,7 +136,11 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
     const topo::LinkId forward = setup.fabric->find_link(from, to);
     if (forward == topo::kNoLink) throw Error(where + "no link " + *link + " in this fabric");
     net::LinkPerturbation p{forward, at, config.rate(entry, "rate").value_or(0),
-                            config.time(entry, "extra_latency").value_or(0)};
+                            config.time(entry, "extra_latency").value_or(0),
+                            config.boolean(entry, "fail").value_or(false)};
+    if (p.fail && (p.rate != 0 || p.extra_latency != 0)) {
+      throw Error(where + "a failed link (fail = true) takes no rate or extra_latency");
+    }
     setup.perturbations.links.push_back(p);
     if (!config.boolean(entry, "one_way").value_or(false)) {
       p.link = setup.fabric->link(forward).reverse;

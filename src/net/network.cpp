@@ -23,6 +23,18 @@ void validate(const NetworkOptions& options) {
   }
 }
 
+namespace {
+
+std::vector<Time> failure_times(const topo::Fabric& fabric, const Perturbations& perturbations) {
+  std::vector<Time> at(fabric.link_count(), kTimeInfinity);
+  for (const LinkPerturbation& p : perturbations.links) {
+    if (p.fail) at[p.link] = std::min(at[p.link], p.at);
+  }
+  return at;
+}
+
+}  // namespace
+
 Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
                  const NetworkOptions& options, const Perturbations& perturbations)
     : fabric_(fabric),
@@ -30,9 +42,11 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       sim_(sim),
       options_(options),
       runner_(dag, [&](work::GpuId g) { return sim.owns(fabric.gpu_node(g)); }),
+      queued_cells_(fabric.link_count(), 0),
+      router_(fabric, dag, options.load_balancing, failure_times(fabric, perturbations),
+              queued_cells_),
       ports_(fabric.link_count()),
       gpus_(fabric.gpu_count()),
-      flow_hash_(dag.flows().size()),
       flow_class_(dag.flows().size(), 0),
       to_send_(dag.flows().size(), 0),
       received_(dag.flows().size(), 0),
@@ -45,6 +59,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
   link_rate_.assign(fabric.link_count(), 0);
   link_extra_.assign(fabric.link_count(), 0);
   for (const LinkPerturbation& p : perturbations.links) {
+    if (p.fail) continue;
     link_at_[p.link] = p.at;
     link_rate_[p.link] = p.rate > 0 ? p.rate : fabric.link(p.link).rate;
     link_extra_[p.link] = p.extra_latency;
@@ -55,44 +70,23 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     gpu_at_[p.gpu] = p.at;
     gpu_slowdown_[p.gpu] = p.slowdown;
   }
-  for (LinkId l = 0; l < fabric.link_count(); ++l) ports_[l].credits.fill(options.buffer_per_class);
-  for (std::size_t f = 0; f < flow_hash_.size(); ++f) flow_hash_[f] = core::mix64(f * 0x9E37 + 1);
+  for (LinkId l = 0; l < fabric.link_count(); ++l) {
+    ports_[l].credits.fill(options.buffer_per_class);
+    ports_[l].fail_at = router_.fail_at(l);
+  }
 }
 
 void Network::initialize() {
+  // A failed link's port re-routes what waits there when it goes down.
+  for (LinkId l = 0; l < fabric_.link_count(); ++l) {
+    const NodeId from = fabric_.link(l).from;
+    if (router_.fail_at(l) != kTimeInfinity && sim_.owns(from)) {
+      sim_.send(from, router_.fail_at(l), tag(kLinkFailed, l), 0);
+    }
+  }
   ready_.clear();
   runner_.initial(ready_);
   act(ready_, sim_, false);
-}
-
-topo::LinkId Network::nic_port(work::GpuId g, std::uint32_t flow) const {
-  // A NIC with several ports (dual plane): one of those on a plane that reaches
-  // the destination, by the flow's hash, so a flow stays on one plane.
-  const work::GpuId dst = dag_.flows()[flow].dst;
-  const auto ports = fabric_.nic_links(g);
-  if (ports.size() == 1) return ports.front();
-  std::array<LinkId, 16> usable{};
-  std::size_t n = 0;
-  for (const LinkId port : ports) {
-    if (n < usable.size() && fabric_.reachable_on(fabric_.node(fabric_.link(port).to).plane, dst)) {
-      usable[n++] = port;
-    }
-  }
-  if (n == 0) {
-    throw Error("no network path from GPU " + std::to_string(g) + " to GPU " + std::to_string(dst));
-  }
-  return usable[static_cast<std::size_t>(core::mix64(flow_hash_[flow]) % n)];
-}
-
-topo::LinkId Network::first_link(std::uint32_t flow) const {
-  const work::Flow& f = dag_.flows()[flow];
-  const std::uint32_t per_server = fabric_.gpus_per_server();
-  // Inside the server, or to another plane (PXN: to the GPU of this server that
-  // has a port on the destination's plane): over NVLink first.
-  if (f.src / per_server == f.dst / per_server || !fabric_.shares_plane(f.src, f.dst)) {
-    return fabric_.out_links(gpu_node(f.src)).front();
-  }
-  return nic_port(f.src, flow);
 }
 
 void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_comm) {
@@ -140,7 +134,7 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
     const work::Flow& flow = dag_.flows()[f];
     flow_start_[f] = sim.now();
     to_send_[f] = flow.bytes;
-    const LinkId link = first_link(f);
+    const LinkId link = router_.first_link(f, sim.now());
     const int cls = flow_class_[f];
     ports_[link].flows[cls].push(f);
     ports_[link].own |= static_cast<std::uint8_t>(1u << cls);
@@ -181,12 +175,14 @@ bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim)
     q.pop();
     if (q.empty()) port.queued &= static_cast<std::uint8_t>(~(1u << c));
   }
+  --queued_cells_[link];
   transmit(node, link, c, cell, sim);
   return true;
 }
 
 void Network::enqueue(LinkId out, int cls, const Cell& cell) {
   Port& port = ports_[out];
+  ++queued_cells_[out];
   port.queued |= static_cast<std::uint8_t>(1u << cls);
   if (options_.switch_round_robin) {
     port.by_flow[cls].push(cell.flow, cell);
@@ -200,6 +196,10 @@ void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
   if (port.free_pending) return;  // its port-free event will call again
   unsigned waiting = port.queued | port.own;
   if (waiting == 0) return;
+  if (sim.now() >= port.fail_at) {  // left empty, so evacuating never comes back here
+    evacuate(node, link, sim);
+    return;
+  }
   if (sim.now() < port.busy_until) {
     port.free_pending = true;
     sim.send(node, port.busy_until - sim.now(), tag(kPortFree, link), 0);
@@ -256,6 +256,39 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   }
 }
 
+void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
+  Port& port = ports_[link];
+  const Time now = sim.now();
+  for (int c = 0; c < kClasses; ++c) {
+    // Cells waiting here take another way from this node (they are still in its
+    // ingress buffer, so no credit moves); flows move to another NIC port.
+    while (!port.by_flow[c].empty()) {
+      const Cell cell = port.by_flow[c].front();
+      port.by_flow[c].pop();
+      --queued_cells_[link];
+      enqueue(router_.next_link(node, cell.flow, now, sim.rng()), c, cell);
+    }
+    while (!port.fifo[c].empty()) {
+      const Cell cell = port.fifo[c].front();
+      port.fifo[c].pop();
+      --queued_cells_[link];
+      enqueue(router_.next_link(node, cell.flow, now, sim.rng()), c, cell);
+    }
+    while (!port.flows[c].empty()) {
+      const std::uint32_t f = port.flows[c].front();
+      port.flows[c].pop();
+      const LinkId to = router_.first_link(f, now);
+      ports_[to].flows[c].push(f);
+      ports_[to].own |= static_cast<std::uint8_t>(1u << c);
+    }
+  }
+  port.queued = 0;
+  port.own = 0;
+  for (const LinkId other : fabric_.out_links(node)) {
+    if (other != link) try_send(node, other, sim);
+  }
+}
+
 void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const LinkId in_link = ev.tag >> 3;
   const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
@@ -279,20 +312,7 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
     if (received_[flow] == f.bytes) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
     return;
   }
-  LinkId out;
-  if (node.kind == NodeKind::kGpu) {
-    out = nic_port(gpu_of(here), flow);  // relaying for a GPU of its server (PXN)
-  } else if (node.kind == NodeKind::kNvSwitch) {
-    const std::uint32_t per_server = fabric_.gpus_per_server();
-    const work::GpuId to =
-        f.dst / per_server == node.index ? f.dst : fabric_.relay_for(f.src, f.dst);
-    out = fabric_.out_links(here)[to % per_server];
-  } else if (options_.spray) {
-    const auto choices = fabric_.next_links(here, f.dst);
-    out = choices.size() == 1 ? choices.front() : choices[sim.rng().below(choices.size())];
-  } else {
-    out = fabric_.ecmp_link(here, f.dst, flow_hash_[flow]);
-  }
+  const LinkId out = router_.next_link(here, flow, sim.now(), sim.rng());
   const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, tail};
   Port& port = ports_[out];
   if ((port.queued | port.own) == 0 && !port.free_pending && sim.now() >= port.busy_until &&
@@ -350,6 +370,9 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
     }
     case kGroupStart:
       start_group(static_cast<std::uint32_t>(ev.payload), sim);
+      return;
+    case kLinkFailed:
+      evacuate(ev.target, ev.tag >> 3, sim);
       return;
   }
   throw Error("internal: unknown network event kind " + std::to_string(ev.tag & 7));

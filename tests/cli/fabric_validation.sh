@@ -5,9 +5,9 @@
 # - the same all-to-all on a multi-plane fat tree and on a shared-spine
 #   multi-rail fabric ends within 3% (DeepSeek-V3 reports 272.80 vs 272.52 B
 #   tokens/day for the two);
-# - an 8 MB permutation on a full-bisection 3-tier fat tree with spraying runs
-#   every flow at >= 90% of line rate (issue 3 asks 95%: not met yet, see
-#   docs/performance.md); the ECMP slowdown from hash collisions is reported.
+# - an 8 MB permutation on a full-bisection 3-tier fat tree with adaptive
+#   spraying runs every flow at >= 95% of line rate; random spraying and ECMP
+#   (hash collisions) are reported.
 # Usage: fabric_validation.sh SHOAL WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 dir=$2 src=$3
@@ -40,15 +40,17 @@ else
 fi
 
 line_rate_ps=$((8000000 * 8 * 10))  # 8 MB at 100 Gb/s: 640 us in ps
-spray=$(cct "$dir/permutation-128.toml")
-share=$(awk -v t="$spray" -v l="$line_rate_ps" 'BEGIN {printf "%.3f", l / t}')
-if awk -v s="$share" 'BEGIN {exit !(s >= 0.90)}'; then
-  echo "ok   permutation with spraying: slowest flow at ${share} of line rate (>= 0.90)"
+adaptive=$(cct "$dir/permutation-128.toml")
+share=$(awk -v t="$adaptive" -v l="$line_rate_ps" 'BEGIN {printf "%.3f", l / t}')
+if awk -v s="$share" 'BEGIN {exit !(s >= 0.95)}'; then
+  echo "ok   permutation with adaptive spraying: slowest flow at ${share} of line rate (>= 0.95)"
 else
-  echo "FAIL permutation with spraying: slowest flow at ${share} of line rate, expected >= 0.90"
+  echo "FAIL permutation with adaptive spraying: slowest flow at ${share} of line rate, expected >= 0.95"
   failures=$((failures + 1))
 fi
-sed 's/^load_balancing = .*/load_balancing = "ecmp"/' "$dir/permutation-128.toml" >"$dir/permutation-ecmp.toml"
-ecmp=$(cct "$dir/permutation-ecmp.toml")
-echo "info permutation with ECMP: $(awk -v t="$ecmp" -v s="$spray" 'BEGIN {printf "%.2f", t / s}')x the spraying time (hash collisions)"
+for balancing in spray ecmp; do
+  sed "s/^load_balancing = .*/load_balancing = \"$balancing\"/" "$dir/permutation-128.toml" >"$dir/permutation-$balancing.toml"
+  t=$(cct "$dir/permutation-$balancing.toml")
+  echo "info permutation with $balancing: slowest flow at $(awk -v t="$t" -v l="$line_rate_ps" 'BEGIN {printf "%.3f", l / t}') of line rate"
+done
 [ "$failures" -eq 0 ]

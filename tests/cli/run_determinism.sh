@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # `shoal run` at N ranks writes the same coflow table (CSV) as at one rank:
 # a 64-GPU fat tree with compute tasks, an EP all-to-all, a DP permutation and
-# an incast, with ECMP, with per-cell spraying, and on a dual-plane
-# rail-optimized fabric instead.
+# an incast, with ECMP, with per-cell spraying, with adaptive spraying and ECMP
+# around links that fail mid-run, and on a dual-plane rail-optimized fabric.
 # Usage: run_determinism.sh SHOAL MPIRUN RANKS WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 ranks=$3 dir=$4 src=$5
@@ -10,12 +10,17 @@ mkdir -p "$dir"
 cp "$src/configs/examples/fat-tree-64-workload.toml" "$dir/"
 sed 's/^load_balancing = .*/load_balancing = "ecmp"/' "$src/configs/examples/fat-tree-64.toml" >"$dir/ecmp.toml"
 sed 's/^load_balancing = .*/load_balancing = "spray"/' "$src/configs/examples/fat-tree-64.toml" >"$dir/spray.toml"
+failed_links='\n[[perturbation]]\nlink = "leaf 0 -> spine 3"\nfail = true\nat = "100us"\n'
+failed_links+='\n[[perturbation]]\nlink = "spine 5 -> leaf 2"\nfail = true\none_way = true\nat = "300us"\n'
+{ sed 's/^load_balancing = .*/load_balancing = "adaptive"/' "$src/configs/examples/fat-tree-64.toml"
+  printf "$failed_links"; } >"$dir/adaptive-failures.toml"
+{ cat "$dir/ecmp.toml"; printf "$failed_links"; } >"$dir/ecmp-failures.toml"
 sed -e '/^\[topology\]/,/^\[network\]/{/^\[network\]/!d}' "$dir/ecmp.toml" >"$dir/rest.toml"
 { printf '[topology]\nkind = "rail-optimized"\ngpus = 64\ngpus_per_server = 8\nradix = 16\n'
   printf 'dual_plane = true\nlink_rate = "100Gbps"\nlink_latency = "1us"\n\n'
   cat "$dir/rest.toml"; } >"$dir/rail.toml"
 failures=0
-for variant in ecmp spray rail; do
+for variant in ecmp spray adaptive-failures ecmp-failures rail; do
   "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >"$dir/$variant-1.out"
   timeout 300 "$mpirun" -np "$ranks" "$shoal" run "$dir/$variant.toml" --quiet \
     -o "$dir/$variant-$ranks.csv" >"$dir/$variant-$ranks.out"

@@ -20,6 +20,7 @@
 //   flow received at its receiver (self, at the last byte's tail)
 //   flow acknowledged at its sender (from the receiver, after the path latency)
 //   compute done at a GPU; coflow timer at a GPU (a sender group's start time)
+//   link failed at the link's source: its queued cells and flows are re-routed
 #pragma once
 
 #include <array>
@@ -30,6 +31,7 @@
 #include "shoal/core/simulator.hpp"
 #include "shoal/net/ring.hpp"
 #include "shoal/net/round_robin_queue.hpp"
+#include "shoal/net/router.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/dag_runner.hpp"
@@ -46,6 +48,7 @@ struct LinkPerturbation {
   Time at = 0;
   BitsPerSecond rate = 0;  // 0: unchanged
   Time extra_latency = 0;
+  bool fail = false;  // down from `at`: nothing starts on it, routes avoid it
 };
 
 /// A straggler: compute tasks that start on the GPU at or after `at` take
@@ -65,7 +68,7 @@ struct NetworkOptions {
   Bytes cell_size = 4096;
   Bytes buffer_per_class = 512 * 1024;  // ingress buffer per port and class (credits)
   bool cut_through = true;
-  bool spray = false;              // per-cell random up link instead of ECMP by flow hash
+  LoadBalancing load_balancing = LoadBalancing::kEcmp;
   bool switch_round_robin = true;  // round-robin across flows in a class at switches; else FIFO
 };
 
@@ -108,7 +111,7 @@ class Network {
       case kCellHead: {
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
         __builtin_prefetch(&dag_.flows()[flow]);
-        __builtin_prefetch(&flow_hash_[flow]);
+        __builtin_prefetch(router_.flow_hash_data() + flow);
         __builtin_prefetch(&fabric_.link(link));
         return;
       }
@@ -129,6 +132,7 @@ class Network {
     kFlowAck = 4,
     kComputeDone = 5,
     kGroupStart = 6,
+    kLinkFailed = 7,
   };
   static constexpr std::uint32_t tag(Kind k, topo::LinkId link = 0) { return k | (link << 3); }
 
@@ -143,10 +147,11 @@ class Network {
   /// cells wait for that moment, so an idle pipeline costs no event per cell.
   struct Port {
     Time busy_until = 0;
-    bool free_pending = false;  // a port-free event is scheduled
-    bool relay_turn = false;    // at a GPU: relayed cells go before its own flows next
-    std::uint8_t queued = 0;    // bit c: class c has cells queued here
-    std::uint8_t own = 0;       // bit c: at a GPU, class c has own flows with bytes to send
+    Time fail_at = kTimeInfinity;  // the link is down from then on
+    bool free_pending = false;     // a port-free event is scheduled
+    bool relay_turn = false;       // at a GPU: relayed cells go before its own flows next
+    std::uint8_t queued = 0;       // bit c: class c has cells queued here
+    std::uint8_t own = 0;          // bit c: at a GPU, class c has own flows with bytes to send
     std::array<Bytes, kClasses> credits{};
     std::array<RoundRobinQueue<Cell>, kClasses> by_flow;  // round-robin scheduling
     std::array<Ring<Cell>, kClasses> fifo;                // FIFO scheduling (switch option)
@@ -171,8 +176,8 @@ class Network {
   void act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_comm);
   void start_group(std::uint32_t group, core::Simulator& sim);
   void start_compute(work::GpuId gpu, core::Simulator& sim);
-  topo::LinkId first_link(std::uint32_t flow) const;
-  topo::LinkId nic_port(work::GpuId g, std::uint32_t flow) const;
+  /// The port failed: its queued cells and own flows move to other ports of `node`.
+  void evacuate(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   topo::NodeId gpu_node(work::GpuId g) const { return fabric_.gpu_node(g); }
   work::GpuId gpu_of(topo::NodeId n) const { return fabric_.node(n).index; }
 
@@ -181,6 +186,8 @@ class Network {
   core::Simulator& sim_;
   NetworkOptions options_;
   work::DagRunner runner_;
+  std::vector<std::int32_t> queued_cells_;  // by link: cells queued at its port (adaptive)
+  Router router_;
   work::DagRunner::Ready ready_;  // reused: no allocation per event
   std::vector<std::uint32_t> acting_tasks_, acting_groups_;
   std::vector<Port> ports_;  // by link (used where this rank owns the link's source)
@@ -198,7 +205,6 @@ class Network {
   std::vector<Time> link_extra_;
   std::vector<Time> gpu_at_;
   std::vector<double> gpu_slowdown_;
-  std::vector<std::uint64_t> flow_hash_;
   std::vector<std::uint8_t> flow_class_;
   std::vector<Bytes> to_send_;   // by flow: bytes not yet cut into cells (at the sender)
   std::vector<Bytes> received_;  // by flow: bytes arrived (at the receiver)
