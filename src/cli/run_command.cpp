@@ -15,7 +15,9 @@
 #include "shoal/core/simulator.hpp"
 #include "shoal/io/config_file.hpp"
 #include "shoal/net/network.hpp"
+#include "shoal/sched/policy.hpp"
 #include "shoal/topo/fabric_config.hpp"
+#include "shoal/work/case_ii_panel.hpp"
 #include "shoal/work/workload_loader.hpp"
 
 namespace shoal::cli {
@@ -28,8 +30,17 @@ struct RunArgs {
   double progress_interval = 5.0;
 };
 
+/// A time the report names: "NAME.start" / "NAME.end" of a task or coflow,
+/// "phase-end" (the last task or flow end) or "last-byte" (the last flow end).
+struct Milestone {
+  std::string label;
+  std::string at;
+};
+
 /// Everything a run needs, read from the config on every rank.
 struct RunSetup {
+  std::vector<sched::PolicyConfig> policies;  // one, or several to compare
+  std::vector<Milestone> milestones;
   std::optional<topo::Fabric> fabric;
   std::optional<core::Partition> partition;
   work::Dag dag;
@@ -77,19 +88,45 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
 
   constexpr std::string_view w = "workload";
   const auto file = config.string(w, "file");
-  if (!file) throw Error(prefix + "workload.file is missing (the workload to run)");
-  const std::filesystem::path p(*file);
-  setup.workload =
-      p.is_absolute() ? p.string() : (std::filesystem::path(path).parent_path() / p).string();
-  const std::string format = config.string(w, "format").value_or("auto");
-  try {
-    work::load_workload(setup.workload, format, setup.dag);
-  } catch (const Error& e) {
-    const std::string what = e.what();
-    // The readers name the file; a bad format name is the config's mistake.
-    if (what.rfind("unknown workload format", 0) == 0)
-      throw Error(prefix + "workload.format: " + what);
-    throw;
+  const auto generator = config.string(w, "generator");
+  if (file.has_value() == generator.has_value()) {
+    throw Error(prefix +
+                "workload: give either file = \"...\" (a workload file) or generator = "
+                "\"case-ii-panel\"");
+  }
+  if (generator) {
+    if (*generator != "case-ii-panel") {
+      throw Error(prefix + "workload.generator: unknown generator \"" + *generator +
+                  "\" (choose case-ii-panel)");
+    }
+    work::CaseIiPanel panel;
+    panel.ep_bytes = config.bytes(w, "ep_bytes").value_or(panel.ep_bytes);
+    panel.pp_bytes = config.bytes(w, "pp_bytes").value_or(panel.pp_bytes);
+    panel.dp_bytes = config.bytes(w, "dp_bytes").value_or(panel.dp_bytes);
+    panel.compute = config.time(w, "compute").value_or(panel.compute);
+    const std::int64_t layer = config.integer(w, "layer").value_or(panel.layer);
+    if (layer < 1 || layer > UINT32_MAX) throw Error(prefix + "workload.layer must be at least 1");
+    panel.layer = static_cast<std::uint32_t>(layer);
+    setup.workload = "case-ii-panel";
+    try {
+      work::add_case_ii_panel(panel, setup.dag);
+    } catch (const Error& e) {
+      throw Error(prefix + "workload: " + e.what());
+    }
+  } else {
+    const std::filesystem::path p(*file);
+    setup.workload =
+        p.is_absolute() ? p.string() : (std::filesystem::path(path).parent_path() / p).string();
+    const std::string format = config.string(w, "format").value_or("auto");
+    try {
+      work::load_workload(setup.workload, format, setup.dag);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      // The readers name the file; a bad format name is the config's mistake.
+      if (what.rfind("unknown workload format", 0) == 0)
+        throw Error(prefix + "workload.format: " + what);
+      throw;
+    }
   }
   try {
     setup.dag.validate(setup.fabric->gpu_count());
@@ -146,6 +183,79 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
       p.link = setup.fabric->link(forward).reverse;
       setup.perturbations.links.push_back(p);
     }
+  }
+
+  // [policy]: which coflow goes first (docs/policies.md).
+  constexpr std::string_view pol = "policy";
+  sched::PolicyConfig policy;
+  const std::int64_t classes = config.integer(pol, "classes").value_or(8);
+  if (classes != 1 && classes != 2 && classes != 4 && classes != 8) {
+    throw Error(prefix + "policy.classes must be 1, 2, 4 or 8, not " + std::to_string(classes));
+  }
+  policy.classes = static_cast<int>(classes);
+  const std::string enforce = config.string(pol, "enforce").value_or("both");
+  if (enforce == "nic") {
+    policy.enforce = sched::Enforcement::kNic;
+  } else if (enforce == "switch") {
+    policy.enforce = sched::Enforcement::kSwitch;
+  } else if (enforce == "both") {
+    policy.enforce = sched::Enforcement::kBoth;
+  } else {
+    throw Error(prefix + "policy.enforce must be \"nic\", \"switch\" or \"both\", not \"" +
+                enforce + "\"");
+  }
+  policy.iteration_first = config.boolean(pol, "iteration_first").value_or(false);
+  const std::string dp_mid = config.string(pol, "dp_micro_batch").value_or("last");
+  if (dp_mid != "last" && dp_mid != "label") {
+    throw Error(prefix +
+                "policy.dp_micro_batch must be \"last\" (the iteration's last "
+                "micro-batch) or \"label\" (the coflow's own), not \"" +
+                dp_mid + "\"");
+  }
+  policy.dp_last_micro_batch = dp_mid == "last";
+  policy.starvation_after = config.time(pol, "starvation_after").value_or(kTimeInfinity);
+  if (policy.starvation_after <= 0) {
+    throw Error(prefix + "policy.starvation_after must be positive");
+  }
+  const auto name = config.string(pol, "name");
+  const auto compare = config.strings(pol, "compare");
+  if (name && compare) throw Error(prefix + "policy: give name or compare, not both");
+  std::vector<std::string> names =
+      compare.value_or(std::vector<std::string>{name.value_or("fair")});
+  if (names.empty()) throw Error(prefix + "policy.compare is empty");
+  for (const std::string& each : names) {
+    try {
+      sched::parse_policy_name(each, policy);
+    } catch (const Error& e) {
+      throw Error(prefix + (compare ? "policy.compare: " : "policy.name: ") + e.what());
+    }
+    setup.policies.push_back(policy);
+  }
+  setup.network.starvation_after = policy.starvation_after;
+
+  const std::size_t milestones = config.entries("milestone");
+  for (std::size_t i = 0; i < milestones; ++i) {
+    const std::string entry = "milestone[" + std::to_string(i) + "]";
+    Milestone m{config.string(entry, "label").value_or(""),
+                config.string(entry, "at").value_or("")};
+    if (m.label.empty() || m.at.empty()) {
+      throw Error(prefix + entry +
+                  ": give label = \"...\" and at = \"NAME.start\", "
+                  "\"NAME.end\", \"phase-end\" or \"last-byte\"");
+    }
+    if (m.at != "phase-end" && m.at != "last-byte") {
+      const auto dot = m.at.rfind('.');
+      const std::string what = dot == std::string::npos ? "" : m.at.substr(dot + 1);
+      if (what != "start" && what != "end") {
+        throw Error(prefix + entry + ".at: \"" + m.at +
+                    "\" must be NAME.start, NAME.end, phase-end or last-byte");
+      }
+      if (!setup.dag.find(m.at.substr(0, dot))) {
+        throw Error(prefix + entry + ".at: no task or coflow named \"" + m.at.substr(0, dot) +
+                    "\" in the workload");
+      }
+    }
+    setup.milestones.push_back(m);
   }
 
   constexpr std::string_view r = "run";
@@ -250,37 +360,172 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
   }
 }
 
+struct PolicyOutcome {
+  std::string name;
+  net::RunResults results;
+};
+
+Time phase_end(const net::RunResults& r) {
+  Time end = 0;
+  for (const Time t : r.task_end) end = std::max(end, t);
+  for (const Time t : r.flow_end) end = std::max(end, t);
+  return end;
+}
+
+/// The milestone's time, or -1 if it was not reached.
+Time milestone_time(const work::Dag& dag, const net::RunResults& r, const std::string& at) {
+  if (at == "phase-end") return phase_end(r);
+  if (at == "last-byte") return *std::max_element(r.flow_end.begin(), r.flow_end.end());
+  const auto dot = at.rfind('.');
+  const bool start = at.substr(dot + 1) == "start";
+  const work::NodeRef node = *dag.find(at.substr(0, dot));
+  if (node.kind == work::NodeRef::Kind::kTask) {
+    return start ? (r.task_start[node.index] == kTimeInfinity ? -1 : r.task_start[node.index])
+                 : r.task_end[node.index];
+  }
+  const work::Coflow& c = dag.coflows()[node.index];
+  Time first = kTimeInfinity, last = 0;
+  for (std::uint32_t i = 0; i < c.flow_count; ++i) {
+    first = std::min(first, r.flow_start[c.first_flow + i]);
+    const Time end = r.flow_end[c.first_flow + i];
+    if (end < 0) return -1;
+    last = std::max(last, end);
+  }
+  return start ? (first == kTimeInfinity ? -1 : first) : last;
+}
+
+std::string output_for(const std::string& output, const std::string& policy, bool several) {
+  if (output.empty() || !several) return output;
+  const std::filesystem::path p(output);
+  return (p.parent_path() / (p.stem().string() + "-" + policy + p.extension().string())).string();
+}
+
+/// The per-policy comparison: phase end, iteration time, exposed communication,
+/// CCT per type, the ratio to fair, and the milestones with time saved.
+void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) {
+  const work::Dag& dag = setup.dag;
+  std::uint32_t iterations = 1;
+  for (const work::Coflow& c : dag.coflows())
+    iterations = std::max(iterations, c.labels.iteration + 1);
+  const PolicyOutcome* fair = nullptr;
+  for (const PolicyOutcome& o : outcomes) {
+    if (o.name == "fair") fair = &o;
+  }
+  fmt::print(
+      "\npolicy comparison ({} policies; phase end = last task or flow end; iteration = "
+      "phase end / {} iteration{})\n",
+      outcomes.size(), iterations, iterations == 1 ? "" : "s");
+  fmt::print("  {:<14} {:>14} {:>14} {:>14} {:>14} {:>8}\n", "policy", "phase end", "iteration",
+             "exposed mean", "exposed max", "vs fair");
+  for (const PolicyOutcome& o : outcomes) {
+    const net::RunResults& r = o.results;
+    Time wait_sum = 0, wait_max = 0;
+    std::size_t computing = 0;
+    for (std::size_t g = 0; g < r.gpu_busy.size(); ++g) {
+      if (r.gpu_busy[g] == 0) continue;
+      ++computing;
+      wait_sum += r.gpu_comm_wait[g];
+      wait_max = std::max(wait_max, r.gpu_comm_wait[g]);
+    }
+    const Time end = phase_end(r);
+    const std::string ratio =
+        fair != nullptr ? fmt::format("{:.3f}", static_cast<double>(end) /
+                                                    static_cast<double>(phase_end(fair->results)))
+                        : "-";
+    fmt::print("  {:<14} {:>14} {:>14} {:>14} {:>14} {:>8}\n", o.name, format_time(end),
+               format_time(end / iterations),
+               computing > 0 ? format_time(wait_sum / static_cast<Time>(computing)) : "-",
+               computing > 0 ? format_time(wait_max) : "-", ratio);
+  }
+  fmt::print("\n  CCT per type (p50 / p99 / max)\n");
+  for (const PolicyOutcome& o : outcomes) {
+    std::map<work::CoflowType, std::vector<Time>> ccts;
+    for (const work::Coflow& c : dag.coflows()) {
+      Time start = kTimeInfinity, end = 0;
+      bool done = true;
+      for (std::uint32_t i = 0; i < c.flow_count; ++i) {
+        start = std::min(start, o.results.flow_start[c.first_flow + i]);
+        end = std::max(end, o.results.flow_end[c.first_flow + i]);
+        done = done && o.results.flow_end[c.first_flow + i] >= 0;
+      }
+      if (done && start != kTimeInfinity) ccts[c.labels.type].push_back(end - start);
+    }
+    std::string line;
+    for (const auto& [type, values] : ccts) {
+      line += fmt::format("  {} {} / {} / {}", work::coflow_type_name(type),
+                          format_time(static_cast<Time>(percentile(values, 0.5))),
+                          format_time(static_cast<Time>(percentile(values, 0.99))),
+                          format_time(*std::max_element(values.begin(), values.end())));
+    }
+    fmt::print("  {:<14}{}\n", o.name, line);
+  }
+  if (setup.milestones.empty()) return;
+  fmt::print("\n  {:<36}", "milestone");
+  for (const PolicyOutcome& o : outcomes) fmt::print(" {:>14}", o.name);
+  fmt::print("\n");
+  auto row = [&](const std::string& label, auto value) {
+    fmt::print("  {:<36}", label);
+    for (const PolicyOutcome& o : outcomes) fmt::print(" {:>14}", value(o));
+    fmt::print("\n");
+  };
+  for (const Milestone& m : setup.milestones) {
+    row(m.label, [&](const PolicyOutcome& o) {
+      const Time t = milestone_time(dag, o.results, m.at);
+      return t < 0 ? std::string("-") : format_time(t);
+    });
+  }
+  if (fair != nullptr) {
+    row("saved against fair share", [&](const PolicyOutcome& o) {
+      return format_time(phase_end(fair->results) - phase_end(o.results));
+    });
+  }
+}
+
 int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& global) {
   RunSetup setup;
-  std::unique_ptr<core::Simulator> sim;
-  std::unique_ptr<net::Network> network;
   const bool ready = setup_everywhere(world, [&] {
     read_config(args.config, args.overrides, world.size(), setup);
     setup.engine.progress = !global.quiet;
     setup.engine.progress_interval_seconds = args.progress_interval;
-    sim = std::make_unique<core::Simulator>(world, setup.fabric->layout(), *setup.partition,
-                                            setup.engine);
-    network = std::make_unique<net::Network>(*setup.fabric, setup.dag, *sim, setup.network,
-                                             setup.perturbations);
-    network->initialize();
   });
   if (!ready) return 1;
-  return run_or_abort(world, [&] {
-    const core::RunSummary summary = sim->run(*network);
-    const net::RunResults results = network->results(world);
-    if (world.rank() != 0) return 0;
-    report(setup, summary, results, args.output);
-    const bool complete = std::all_of(results.flow_end.begin(), results.flow_end.end(),
-                                      [](Time t) { return t >= 0; });
-    if (setup.engine.end_time == kTimeInfinity && !complete) {
-      throw Error("the run ended with flows unfinished and no end time: a deadlock");
-    }
-    if (complete && results.bytes_delivered != setup.dag.total_bytes()) {
-      throw Error("conservation: delivered " + std::to_string(results.bytes_delivered) +
-                  " bytes of " + std::to_string(setup.dag.total_bytes()));
-    }
-    return 0;
-  });
+  const bool several = setup.policies.size() > 1;
+  std::vector<PolicyOutcome> outcomes;
+  for (const sched::PolicyConfig& policy : setup.policies) {
+    std::unique_ptr<core::Simulator> sim;
+    std::unique_ptr<net::Network> network;
+    const bool built = setup_everywhere(world, [&] {
+      sim = std::make_unique<core::Simulator>(world, setup.fabric->layout(), *setup.partition,
+                                              setup.engine);
+      network = std::make_unique<net::Network>(
+          *setup.fabric, setup.dag, *sim, setup.network, setup.perturbations,
+          sched::flow_priorities(setup.dag, *setup.fabric, policy));
+      network->initialize();
+    });
+    if (!built) return 1;
+    const std::string name = sched::policy_name(policy);
+    const int status = run_or_abort(world, [&] {
+      const core::RunSummary summary = sim->run(*network);
+      net::RunResults results = network->results(world);
+      if (world.rank() != 0) return 0;
+      fmt::print("{}policy: {}\n", several ? "\n" : "", name);
+      report(setup, summary, results, output_for(args.output, name, several));
+      const bool complete = std::all_of(results.flow_end.begin(), results.flow_end.end(),
+                                        [](Time t) { return t >= 0; });
+      if (setup.engine.end_time == kTimeInfinity && !complete) {
+        throw Error("the run ended with flows unfinished and no end time: a deadlock");
+      }
+      if (complete && results.bytes_delivered != setup.dag.total_bytes()) {
+        throw Error("conservation: delivered " + std::to_string(results.bytes_delivered) +
+                    " bytes of " + std::to_string(setup.dag.total_bytes()));
+      }
+      outcomes.push_back({name, std::move(results)});
+      return 0;
+    });
+    if (status != 0) return status;
+  }
+  if (world.rank() == 0 && (several || !setup.milestones.empty())) compare(setup, outcomes);
+  return 0;
 }
 
 }  // namespace

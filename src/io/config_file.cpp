@@ -134,6 +134,20 @@ std::optional<std::string> ConfigFile::string(std::string_view table, std::strin
   return n->as_string()->get();
 }
 
+std::optional<std::vector<std::string>> ConfigFile::strings(std::string_view table,
+                                                            std::string_view key) {
+  const toml::node* n = find(*impl_, path_, table, key);
+  if (n == nullptr) return std::nullopt;
+  const toml::array* array = n->as_array();
+  if (array == nullptr) wrong_type(path_, *n, table, key, "an array of strings");
+  std::vector<std::string> values;
+  for (const toml::node& item : *array) {
+    if (!item.is_string()) wrong_type(path_, item, table, key, "an array of strings");
+    values.push_back(item.as_string()->get());
+  }
+  return values;
+}
+
 namespace {
 
 template <class Parse>

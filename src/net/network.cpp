@@ -36,7 +36,8 @@ std::vector<Time> failure_times(const topo::Fabric& fabric, const Perturbations&
 }  // namespace
 
 Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
-                 const NetworkOptions& options, const Perturbations& perturbations)
+                 const NetworkOptions& options, const Perturbations& perturbations,
+                 sched::FlowPriorities priorities)
     : fabric_(fabric),
       dag_(dag),
       sim_(sim),
@@ -47,7 +48,8 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
               queued_cells_),
       ports_(fabric.link_count()),
       gpus_(fabric.gpu_count()),
-      flow_class_(dag.flows().size(), 0),
+      flow_class_(std::move(priorities.cls)),
+      flow_key_(std::move(priorities.key)),
       to_send_(dag.flows().size(), 0),
       received_(dag.flows().size(), 0),
       flow_start_(dag.flows().size(), kTimeInfinity),
@@ -55,6 +57,16 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       task_start_(dag.tasks().size(), kTimeInfinity),
       task_end_(dag.tasks().size(), -1) {
   validate(options);
+  if (flow_class_.empty()) flow_class_.assign(dag.flows().size(), 0);
+  if (flow_key_.empty()) flow_key_.assign(dag.flows().size(), 0);
+  if (flow_class_.size() != dag.flows().size() || flow_key_.size() != dag.flows().size()) {
+    throw Error("internal: priorities for " + std::to_string(flow_key_.size()) +
+                " flows, DAG has " + std::to_string(dag.flows().size()));
+  }
+  // Key 0 is kept for flows the starvation guard promotes.
+  if (options.starvation_after != kTimeInfinity) {
+    for (std::uint32_t& k : flow_key_) ++k;
+  }
   link_at_.assign(fabric.link_count(), kTimeInfinity);
   link_rate_.assign(fabric.link_count(), 0);
   link_extra_.assign(fabric.link_count(), 0);
@@ -135,28 +147,40 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
     flow_start_[f] = sim.now();
     to_send_[f] = flow.bytes;
     const LinkId link = router_.first_link(f, sim.now());
-    const int cls = flow_class_[f];
-    ports_[link].flows[cls].push(f);
-    ports_[link].own |= static_cast<std::uint8_t>(1u << cls);
+    ports_[link].own.push(flow_key_[f], f);
+    if (options_.starvation_after != kTimeInfinity) {
+      sim.send(gpu_node(g.gpu), options_.starvation_after, tag(kPromote, link), f);
+    }
     try_send(gpu_node(g.gpu), link, sim);
   }
 }
 
-bool Network::send_own(NodeId node, LinkId link, int c, core::Simulator& sim) {
+bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
   Port& port = ports_[link];
-  auto& flows = port.flows[c];
-  const std::uint32_t f = flows.front();
-  const Bytes bytes = std::min(options_.cell_size, to_send_[f]);
-  if (port.credits[c] < bytes) return false;  // this class waits; a lower one may go
-  flows.pop();
-  to_send_[f] -= bytes;
-  if (to_send_[f] > 0) {
-    flows.push(f);  // round robin across the class's flows
-  } else if (flows.empty()) {
-    port.own &= static_cast<std::uint8_t>(~(1u << c));
+  KeyedFlows& own = port.own;
+  for (std::size_t g = 0;
+       g < own.groups();) {  // keys in order; a key without credit lets the next go
+    const std::uint32_t f = own.front(g);
+    if (to_send_[f] == 0 || flow_key_[f] != own.key(g)) {
+      own.pop(g);  // promoted away or done: a stale entry
+      continue;
+    }
+    const int c = flow_class_[f];
+    const Bytes bytes = std::min(options_.cell_size, to_send_[f]);
+    if (port.credits[c] < bytes) {
+      ++g;
+      continue;
+    }
+    to_send_[f] -= bytes;
+    if (to_send_[f] > 0) {
+      own.rotate(g);  // round robin among the flows of one key
+    } else {
+      own.pop(g);
+    }
+    transmit(node, link, c, {f, static_cast<std::uint32_t>(bytes), topo::kNoLink, sim.now()}, sim);
+    return true;
   }
-  transmit(node, link, c, {f, static_cast<std::uint32_t>(bytes), topo::kNoLink, sim.now()}, sim);
-  return true;
+  return false;
 }
 
 bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim) {
@@ -191,11 +215,18 @@ void Network::enqueue(LinkId out, int cls, const Cell& cell) {
   }
 }
 
+bool Network::send_any_queued(NodeId node, LinkId link, core::Simulator& sim) {
+  for (unsigned waiting = ports_[link].queued; waiting != 0; waiting &= waiting - 1) {
+    if (send_queued(node, link, std::countr_zero(waiting), sim)) return true;
+  }
+  return false;
+}
+
 void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
   Port& port = ports_[link];
   if (port.free_pending) return;  // its port-free event will call again
-  unsigned waiting = port.queued | port.own;
-  if (waiting == 0) return;
+  const bool own = !port.own.empty();
+  if (port.queued == 0 && !own) return;
   if (sim.now() >= port.fail_at) {  // left empty, so evacuating never comes back here
     evacuate(node, link, sim);
     return;
@@ -205,22 +236,21 @@ void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
     sim.send(node, port.busy_until - sim.now(), tag(kPortFree, link), 0);
     return;
   }
-  while (waiting != 0) {  // classes in strict priority, lowest number first
-    const int c = std::countr_zero(waiting);
-    waiting &= waiting - 1;
-    const bool own = ((port.own >> c) & 1) != 0;
-    const bool queued = ((port.queued >> c) & 1) != 0;
-    if (own && queued) {
-      // A GPU's port serves its own flows and the cells it relays (PXN) in turn.
-      const bool relay_first = port.relay_turn;
-      if (relay_first ? send_queued(node, link, c, sim) : send_own(node, link, c, sim)) {
-        port.relay_turn = !relay_first;
-        return;
-      }
-      if (relay_first ? send_own(node, link, c, sim) : send_queued(node, link, c, sim)) return;
-    } else if (own ? send_own(node, link, c, sim) : send_queued(node, link, c, sim)) {
-      return;
+  if (!own) {
+    send_any_queued(node, link, sim);
+  } else if (port.queued == 0) {
+    send_own(node, link, sim);
+  } else if (port.relay_turn) {
+    // A GPU's port serves its own flows and the cells it relays (PXN) in turn.
+    if (send_any_queued(node, link, sim)) {
+      port.relay_turn = false;
+    } else {
+      send_own(node, link, sim);
     }
+  } else if (send_own(node, link, sim)) {
+    port.relay_turn = true;
+  } else {
+    send_any_queued(node, link, sim);
   }
 }
 
@@ -241,7 +271,7 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   Port& port = ports_[link];
   port.busy_until = finish;
   port.credits[cls] -= bytes;
-  if ((port.queued | port.own) != 0) {  // more to send: wake when this cell has left
+  if (port.queued != 0 || !port.own.empty()) {  // more to send: wake when this cell has left
     port.free_pending = true;
     sim.send(node, finish - now, tag(kPortFree, link), 0);
   }
@@ -274,23 +304,21 @@ void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
       --queued_cells_[link];
       enqueue(router_.next_link(node, cell.flow, now, sim.rng()), c, cell);
     }
-    while (!port.flows[c].empty()) {
-      const std::uint32_t f = port.flows[c].front();
-      port.flows[c].pop();
-      const LinkId to = router_.first_link(f, now);
-      ports_[to].flows[c].push(f);
-      ports_[to].own |= static_cast<std::uint8_t>(1u << c);
-    }
+  }
+  while (!port.own.empty()) {
+    const std::uint32_t f = port.own.front(0);
+    const bool live = to_send_[f] > 0 && flow_key_[f] == port.own.key(0);
+    port.own.pop(0);
+    if (live) ports_[router_.first_link(f, now)].own.push(flow_key_[f], f);
   }
   port.queued = 0;
-  port.own = 0;
   for (const LinkId other : fabric_.out_links(node)) {
     if (other != link) try_send(node, other, sim);
   }
 }
 
 void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
-  const LinkId in_link = ev.tag >> 3;
+  const LinkId in_link = ev.tag >> 4;
   const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
   const auto bytes = static_cast<Bytes>(ev.payload & 0xFFFFFF);
   const bool slow = ((ev.payload >> 31) & 1) != 0;  // as the sender transmitted it
@@ -315,7 +343,7 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const LinkId out = router_.next_link(here, flow, sim.now(), sim.rng());
   const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, tail};
   Port& port = ports_[out];
-  if ((port.queued | port.own) == 0 && !port.free_pending && sim.now() >= port.busy_until &&
+  if (port.queued == 0 && port.own.empty() && !port.free_pending && sim.now() >= port.busy_until &&
       port.credits[cls] >= bytes) {
     transmit(here, out, cls, cell, sim);  // an idle port: what queueing would do, without the queue
     return;
@@ -325,18 +353,18 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
 }
 
 void Network::handle(const core::Event& ev, core::Simulator& sim) {
-  switch (static_cast<Kind>(ev.tag & 7)) {
+  switch (static_cast<Kind>(ev.tag & 15)) {
     case kCellHead:
       on_cell_head(ev, sim);
       return;
     case kPortFree: {
-      const LinkId link = ev.tag >> 3;
+      const LinkId link = ev.tag >> 4;
       ports_[link].free_pending = false;
       try_send(ev.target, link, sim);
       return;
     }
     case kCredit: {
-      const LinkId link = ev.tag >> 3;
+      const LinkId link = ev.tag >> 4;
       ports_[link].credits[ev.payload >> 32] += static_cast<Bytes>(ev.payload & 0xFFFFFFFF);
       try_send(ev.target, link, sim);
       return;
@@ -372,10 +400,21 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
       start_group(static_cast<std::uint32_t>(ev.payload), sim);
       return;
     case kLinkFailed:
-      evacuate(ev.target, ev.tag >> 3, sim);
+      evacuate(ev.target, ev.tag >> 4, sim);
       return;
+    case kPromote: {
+      // The starvation guard: a flow still sending after the threshold goes first
+      // at its NIC (its cells keep their class in switches).
+      const auto f = static_cast<std::uint32_t>(ev.payload);
+      const LinkId link = ev.tag >> 4;
+      if (to_send_[f] == 0 || flow_key_[f] == 0 || ports_[link].fail_at <= sim.now()) return;
+      flow_key_[f] = 0;
+      ports_[link].own.push(0, f);  // its old entry is skipped as stale
+      try_send(ev.target, link, sim);
+      return;
+    }
   }
-  throw Error("internal: unknown network event kind " + std::to_string(ev.tag & 7));
+  throw Error("internal: unknown network event kind " + std::to_string(ev.tag & 15));
 }
 
 RunResults Network::results(const core::Comm& comm) const {

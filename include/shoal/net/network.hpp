@@ -13,7 +13,7 @@
 // follows its head by its serialization time on the last link. Store-and-
 // forward is an option.
 //
-// Events (tag = kind | link << 3):
+// Events (tag = kind | link << 4):
 //   cell head at a node via link L (payload flow << 32 | perturbed << 31 | bytes)
 //   port free at the sending node (the port finished a cell and cells wait)
 //   credit at the upstream node of L (payload class << 32 | bytes)
@@ -21,6 +21,7 @@
 //   flow acknowledged at its sender (from the receiver, after the path latency)
 //   compute done at a GPU; coflow timer at a GPU (a sender group's start time)
 //   link failed at the link's source: its queued cells and flows are re-routed
+//   starvation guard at a sender: a flow waiting too long goes first at its NIC
 #pragma once
 
 #include <array>
@@ -29,9 +30,11 @@
 #include <vector>
 
 #include "shoal/core/simulator.hpp"
+#include "shoal/net/keyed_flows.hpp"
 #include "shoal/net/ring.hpp"
 #include "shoal/net/round_robin_queue.hpp"
 #include "shoal/net/router.hpp"
+#include "shoal/sched/policy.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/dag_runner.hpp"
@@ -69,6 +72,7 @@ struct NetworkOptions {
   Bytes buffer_per_class = 512 * 1024;  // ingress buffer per port and class (credits)
   bool cut_through = true;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
+  Time starvation_after = kTimeInfinity;  // a flow not done by then goes first at its NIC
   bool switch_round_robin = true;  // round-robin across flows in a class at switches; else FIFO
 };
 
@@ -87,8 +91,11 @@ struct RunResults {
 
 class Network {
  public:
+  /// `priorities`: by flow, the key its NIC orders it by and its switch class
+  /// (sched::flow_priorities); empty: every flow key 0, class 0 (fair).
   Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
-          const NetworkOptions& options, const Perturbations& perturbations = {});
+          const NetworkOptions& options, const Perturbations& perturbations = {},
+          sched::FlowPriorities priorities = {});
 
   /// Schedules what is ready at time 0 on this rank's GPUs.
   void initialize();
@@ -98,8 +105,8 @@ class Network {
   /// Called by the engine a few events ahead: warms the port or flow state the
   /// event will touch (the run is bound by memory latency, not arithmetic).
   void prefetch(const core::Event& ev) const {
-    const std::uint32_t link = ev.tag >> 3;
-    switch (ev.tag & 7) {
+    const std::uint32_t link = ev.tag >> 4;
+    switch (ev.tag & 15) {
       case kPortFree:
       case kCredit: {
         const char* port = reinterpret_cast<const char*>(&ports_[link]);
@@ -133,8 +140,9 @@ class Network {
     kComputeDone = 5,
     kGroupStart = 6,
     kLinkFailed = 7,
+    kPromote = 8,
   };
-  static constexpr std::uint32_t tag(Kind k, topo::LinkId link = 0) { return k | (link << 3); }
+  static constexpr std::uint32_t tag(Kind k, topo::LinkId link = 0) { return k | (link << 4); }
 
   struct Cell {
     std::uint32_t flow;
@@ -151,11 +159,10 @@ class Network {
     bool free_pending = false;     // a port-free event is scheduled
     bool relay_turn = false;       // at a GPU: relayed cells go before its own flows next
     std::uint8_t queued = 0;       // bit c: class c has cells queued here
-    std::uint8_t own = 0;          // bit c: at a GPU, class c has own flows with bytes to send
     std::array<Bytes, kClasses> credits{};
     std::array<RoundRobinQueue<Cell>, kClasses> by_flow;  // round-robin scheduling
     std::array<Ring<Cell>, kClasses> fifo;                // FIFO scheduling (switch option)
-    std::array<Ring<std::uint32_t>, kClasses> flows;      // at a GPU: own flows, in turn
+    KeyedFlows own;  // at a GPU: its flows with bytes to send, by priority key
   };
   struct Gpu {
     bool computing = false;
@@ -166,8 +173,10 @@ class Network {
   };
 
   void try_send(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
-  bool send_own(topo::NodeId node, topo::LinkId link, int cls, core::Simulator& sim);
+  bool send_own(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   bool send_queued(topo::NodeId node, topo::LinkId link, int cls, core::Simulator& sim);
+  /// Relayed or switched cells, classes in strict priority.
+  bool send_any_queued(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   void enqueue(topo::LinkId out, int cls, const Cell& cell);
   void transmit(topo::NodeId node, topo::LinkId link, int cls, const Cell& cell,
                 core::Simulator& sim);
@@ -205,9 +214,10 @@ class Network {
   std::vector<Time> link_extra_;
   std::vector<Time> gpu_at_;
   std::vector<double> gpu_slowdown_;
-  std::vector<std::uint8_t> flow_class_;
-  std::vector<Bytes> to_send_;   // by flow: bytes not yet cut into cells (at the sender)
-  std::vector<Bytes> received_;  // by flow: bytes arrived (at the receiver)
+  std::vector<std::uint8_t> flow_class_;  // by flow: switch class
+  std::vector<std::uint32_t> flow_key_;   // by flow: NIC key (0: promoted by the starvation guard)
+  std::vector<Bytes> to_send_;            // by flow: bytes not yet cut into cells (at the sender)
+  std::vector<Bytes> received_;           // by flow: bytes arrived (at the receiver)
   std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
 };
 

@@ -1,0 +1,201 @@
+#include "shoal/sched/policy.hpp"
+
+#include <algorithm>
+#include <array>
+#include <map>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::sched {
+
+using work::CoflowType;
+
+void parse_policy_name(std::string_view name, PolicyConfig& config) {
+  std::string_view intra = name;
+  config.crux = false;
+  if (intra.starts_with("crux+")) {
+    config.crux = true;
+    intra.remove_prefix(5);
+  } else if (intra == "crux") {
+    config.crux = true;  // crux alone: fair inside each job
+    intra = "fair";
+  }
+  if (intra == "fair") {
+    config.intra = IntraJob::kFair;
+  } else if (intra == "lina") {
+    config.intra = IntraJob::kLina;
+  } else if (intra == "ep-pp-first") {
+    config.intra = IntraJob::kEpPpFirst;
+  } else if (intra == "hermod") {
+    config.intra = IntraJob::kHermod;
+  } else {
+    throw Error("unknown policy \"" + std::string(name) +
+                "\" (choose fair, lina, ep-pp-first, hermod, crux, or crux+ one of the others)");
+  }
+}
+
+std::string policy_name(const PolicyConfig& config) {
+  std::string intra;
+  switch (config.intra) {
+    case IntraJob::kFair:
+      intra = "fair";
+      break;
+    case IntraJob::kLina:
+      intra = "lina";
+      break;
+    case IntraJob::kEpPpFirst:
+      intra = "ep-pp-first";
+      break;
+    case IntraJob::kHermod:
+      intra = "hermod";
+      break;
+  }
+  return config.crux ? "crux+" + intra : intra;
+}
+
+namespace {
+
+using Key = std::array<std::uint64_t, 5>;
+
+/// Jobs ranked by GPU intensity, highest first (ties: lower job id first).
+std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
+                                                      const topo::Fabric& fabric) {
+  // Each GPU belongs to the job whose coflows it has flows in.
+  constexpr std::uint32_t kNone = UINT32_MAX;
+  std::vector<std::uint32_t> job_of(fabric.gpu_count(), kNone);
+  struct JobLoad {
+    double compute = 0;  // ps of compute, all its GPUs and iterations
+    std::uint32_t iterations = 1;
+  };
+  std::map<std::uint32_t, JobLoad> jobs;
+  // Per (job, GPU): bytes sent and received.
+  std::map<std::pair<std::uint32_t, work::GpuId>, std::array<double, 2>> sent_received;
+  for (const work::Coflow& c : dag.coflows()) {
+    JobLoad& job = jobs[c.labels.job];
+    job.iterations = std::max(job.iterations, c.labels.iteration + 1);
+    for (const work::Flow& f : dag.flows_of(c)) {
+      for (const work::GpuId g : {f.src, f.dst}) {
+        if (job_of[g] != kNone && job_of[g] != c.labels.job) {
+          throw Error("crux: GPU " + std::to_string(g) + " has flows of jobs " +
+                      std::to_string(job_of[g]) + " and " + std::to_string(c.labels.job) +
+                      "; each GPU must belong to one job");
+        }
+        job_of[g] = c.labels.job;
+      }
+      sent_received[{c.labels.job, f.src}][0] += static_cast<double>(f.bytes);
+      sent_received[{c.labels.job, f.dst}][1] += static_cast<double>(f.bytes);
+    }
+  }
+  for (const work::ComputeTask& t : dag.tasks()) {
+    if (job_of[t.gpu] == kNone) continue;  // a GPU without flows: no job to charge
+    jobs[job_of[t.gpu]].compute += static_cast<double>(t.duration);
+  }
+  std::map<std::uint32_t, double> transfer_ps;  // per job: the largest per-GPU transfer time
+  std::map<std::uint32_t, std::uint32_t> gpus;
+  for (const auto& [job_gpu, bytes] : sent_received) {
+    const auto [job, g] = job_gpu;
+    const auto nic = fabric.nic_links(g);
+    BitsPerSecond rate = 0;
+    for (const topo::LinkId l : nic) rate += fabric.link(l).rate;
+    const double ps = std::max(bytes[0], bytes[1]) * 8.0 * 1e12 / static_cast<double>(rate);
+    transfer_ps[job] = std::max(transfer_ps[job], ps);
+    ++gpus[job];
+  }
+  std::vector<std::pair<double, std::uint32_t>> order;  // (-intensity, job)
+  for (const auto& [job, load] : jobs) {
+    const double per_gpu_iteration =
+        load.compute / std::max<double>(1, gpus[job]) / std::max<double>(1, load.iterations);
+    const double transfer = transfer_ps[job] / std::max<double>(1, load.iterations);
+    const double intensity = transfer > 0 ? per_gpu_iteration / transfer : 1e300;
+    order.emplace_back(-intensity, job);
+  }
+  std::sort(order.begin(), order.end());
+  std::map<std::uint32_t, std::uint32_t> rank;
+  for (std::uint32_t i = 0; i < order.size(); ++i) rank[order[i].second] = i;
+  return rank;
+}
+
+std::uint64_t type_rank(CoflowType type) {
+  return type == CoflowType::kEp || type == CoflowType::kPp || type == CoflowType::kTp ? 0 : 1;
+}
+
+}  // namespace
+
+std::vector<std::uint32_t> coflow_keys(const work::Dag& dag, const topo::Fabric& fabric,
+                                       const PolicyConfig& config) {
+  const auto& coflows = dag.coflows();
+  std::map<std::uint32_t, std::uint32_t> job_rank;
+  if (config.crux) job_rank = crux_job_ranks(dag, fabric);
+  // Each iteration's last micro-batch, per job (Hermod's DP reading).
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> last_mid;
+  for (const work::Coflow& c : coflows) {
+    if (c.labels.type == CoflowType::kDp) continue;
+    auto& m = last_mid[{c.labels.job, c.labels.iteration}];
+    m = std::max(m, c.labels.micro_batch);
+  }
+  std::vector<Key> keys(coflows.size());
+  for (std::size_t i = 0; i < coflows.size(); ++i) {
+    const work::CoflowLabels& l = coflows[i].labels;
+    Key& k = keys[i];
+    k.fill(0);
+    if (config.crux) k[0] = job_rank.at(l.job);
+    switch (config.intra) {
+      case IntraJob::kFair:
+        break;
+      case IntraJob::kLina:
+        k[3] = l.type == CoflowType::kEp ? 0 : 1;
+        break;
+      case IntraJob::kEpPpFirst:
+        k[3] = l.type == CoflowType::kEp || l.type == CoflowType::kPp ? 0 : 1;
+        break;
+      case IntraJob::kHermod: {
+        std::uint32_t mid = l.micro_batch;
+        if (l.type == CoflowType::kDp && config.dp_last_micro_batch) {
+          const auto it = last_mid.find({l.job, l.iteration});
+          if (it != last_mid.end()) mid = it->second;
+        }
+        if (config.iteration_first) k[1] = l.iteration;
+        k[2] = mid;
+        k[3] = type_rank(l.type);
+        k[4] = l.layer;
+        break;
+      }
+    }
+  }
+  std::vector<Key> distinct = keys;
+  std::sort(distinct.begin(), distinct.end());
+  distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  std::vector<std::uint32_t> ranks(coflows.size());
+  for (std::size_t i = 0; i < coflows.size(); ++i) {
+    ranks[i] = static_cast<std::uint32_t>(
+        std::lower_bound(distinct.begin(), distinct.end(), keys[i]) - distinct.begin());
+  }
+  return ranks;
+}
+
+FlowPriorities flow_priorities(const work::Dag& dag, const topo::Fabric& fabric,
+                               const PolicyConfig& config) {
+  if (config.classes != 1 && config.classes != 2 && config.classes != 4 && config.classes != 8) {
+    throw Error("policy.classes must be 1, 2, 4 or 8, not " + std::to_string(config.classes));
+  }
+  const std::vector<std::uint32_t> ranks = coflow_keys(dag, fabric, config);
+  std::uint32_t keys = 1;
+  for (const std::uint32_t r : ranks) keys = std::max(keys, r + 1);
+  FlowPriorities p;
+  p.key.assign(dag.flows().size(), 0);
+  p.cls.assign(dag.flows().size(), 0);
+  const auto classes = static_cast<std::uint64_t>(config.classes);
+  for (std::size_t c = 0; c < ranks.size(); ++c) {
+    const auto folded = static_cast<std::uint8_t>(std::uint64_t{ranks[c]} * classes / keys);
+    const work::Coflow& coflow = dag.coflows()[c];
+    for (std::uint32_t i = 0; i < coflow.flow_count; ++i) {
+      const std::uint32_t f = coflow.first_flow + i;
+      p.key[f] = config.enforce == Enforcement::kSwitch ? folded : ranks[c];
+      p.cls[f] = config.enforce == Enforcement::kNic ? 0 : folded;
+    }
+  }
+  p.keys = config.enforce == Enforcement::kSwitch ? static_cast<std::uint32_t>(classes) : keys;
+  return p;
+}
+
+}  // namespace shoal::sched
