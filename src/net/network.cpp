@@ -66,6 +66,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
   // Key 0 is kept for flows the starvation guard promotes.
   if (options.starvation_after != kTimeInfinity) {
     for (std::uint32_t& k : flow_key_) ++k;
+    last_served_.assign(dag.flows().size(), 0);
   }
   link_at_.assign(fabric.link_count(), kTimeInfinity);
   link_rate_.assign(fabric.link_count(), 0);
@@ -149,6 +150,7 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
     const LinkId link = router_.first_link(f, sim.now());
     ports_[link].own.push(flow_key_[f], f);
     if (options_.starvation_after != kTimeInfinity) {
+      last_served_[f] = sim.now();
       sim.send(gpu_node(g.gpu), options_.starvation_after, tag(kPromote, link), f);
     }
     try_send(gpu_node(g.gpu), link, sim);
@@ -165,13 +167,15 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
       own.pop(g);  // promoted away or done: a stale entry
       continue;
     }
-    const int c = flow_class_[f];
+    // A flow the starvation guard promoted goes in class 0 all the way.
+    const int c = flow_key_[f] == 0 && !last_served_.empty() ? 0 : flow_class_[f];
     const Bytes bytes = std::min(options_.cell_size, to_send_[f]);
     if (port.credits[c] < bytes) {
       ++g;
       continue;
     }
     to_send_[f] -= bytes;
+    if (!last_served_.empty()) last_served_[f] = sim.now();
     if (to_send_[f] > 0) {
       own.rotate(g);  // round robin among the flows of one key
     } else {
@@ -277,7 +281,7 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   }
   sim.send(out.to, start - now + latency(link, slow), tag(kCellHead, link),
            (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
-               static_cast<std::uint64_t>(bytes));
+               (static_cast<std::uint64_t>(cls) << 24) | static_cast<std::uint64_t>(bytes));
   if (in_link != topo::kNoLink) {
     // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
     const topo::Link& in = fabric_.link(in_link);
@@ -326,7 +330,7 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const Time tail = sim.now() + transmit_time(bytes, rate(in_link, slow));
   const NodeId here = ev.target;
   const work::Flow& f = dag_.flows()[flow];
-  const int cls = flow_class_[flow];
+  const int cls = static_cast<int>((ev.payload >> 24) & 7);  // the class it was sent in
   const topo::Node& node = fabric_.node(here);
   if (node.kind == NodeKind::kGpu && gpu_of(here) == f.dst) {
     // At the receiver: the NIC takes the cell as its tail arrives.
@@ -403,11 +407,16 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
       evacuate(ev.target, ev.tag >> 4, sim);
       return;
     case kPromote: {
-      // The starvation guard: a flow still sending after the threshold goes first
-      // at its NIC (its cells keep their class in switches).
+      // The starvation guard: a flow its NIC has not served for the threshold
+      // goes first there (its cells keep their class in switches).
       const auto f = static_cast<std::uint32_t>(ev.payload);
       const LinkId link = ev.tag >> 4;
       if (to_send_[f] == 0 || flow_key_[f] == 0 || ports_[link].fail_at <= sim.now()) return;
+      const Time starving_at = last_served_[f] + options_.starvation_after;
+      if (starving_at > sim.now()) {  // served meanwhile: look again a threshold after that
+        sim.send(ev.target, starving_at - sim.now(), tag(kPromote, link), f);
+        return;
+      }
       flow_key_[f] = 0;
       ports_[link].own.push(0, f);  // its old entry is skipped as stale
       try_send(ev.target, link, sim);

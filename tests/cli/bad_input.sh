@@ -133,6 +133,24 @@ sed -i 's/single-switch/torus/' "$dir/kind.toml"
 expect_error run-unknown-fabric 'topology.kind "torus" is unknown (use single-switch, fat-tree, rail-optimized or multi-plane)' \
   run1 run "$dir/kind.toml"
 
+run_config policy-name.toml '[policy]\nname = "sjf"'
+expect_error run-unknown-policy 'policy.name: unknown policy "sjf" (choose fair, lina, ep-pp-first, hermod, crux, or crux+ one of the others)' \
+  run2 run "$dir/policy-name.toml"
+run_config policy-compare.toml '[policy]\ncompare = ["fair", "hermood"]'
+expect_error run-unknown-compared-policy 'policy.compare: unknown policy "hermood"' \
+  run1 run "$dir/policy-compare.toml"
+run_config policy-classes.toml '[policy]\nname = "hermod"\nclasses = 3'
+expect_error run-bad-classes "config $dir/policy-classes.toml: policy.classes must be 1, 2, 4 or 8, not 3" \
+  run2 run "$dir/policy-classes.toml"
+run_config policy-enforce.toml '[policy]\nenforce = "everywhere"'
+expect_error run-bad-enforce 'policy.enforce must be "nic", "switch" or "both", not "everywhere"' \
+  run1 run "$dir/policy-enforce.toml"
+run_config policy-both.toml '[policy]\nname = "fair"\ncompare = ["lina"]'
+expect_error run-name-and-compare "policy: give name or compare, not both" run1 run "$dir/policy-both.toml"
+run_config milestone.toml '[[milestone]]\nlabel = "x"\nat = "nothing.end"'
+expect_error run-bad-milestone 'milestone[0].at: no task or coflow named "nothing" in the workload' \
+  run1 run "$dir/milestone.toml"
+
 run_config set.toml ''
 expect_error set-unknown-key "config $dir/set.toml (--set): unknown key 'network.cell_sise'" \
   run2 run "$dir/set.toml" --set network.cell_sise=4KiB

@@ -2,7 +2,9 @@
 # `shoal run` at N ranks writes the same coflow table (CSV) as at one rank:
 # a 64-GPU fat tree with compute tasks, an EP all-to-all, a DP permutation and
 # an incast, with ECMP, with per-cell spraying, with adaptive spraying and ECMP
-# around links that fail mid-run, and on a dual-plane rail-optimized fabric.
+# around links that fail mid-run, under hermod with 2 switch classes and the
+# starvation guard, on a dual-plane rail-optimized fabric; and the Panel 1
+# comparison of four policies (every policy's table).
 # Usage: run_determinism.sh SHOAL MPIRUN RANKS WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 ranks=$3 dir=$4 src=$5
@@ -15,23 +17,32 @@ failed_links+='\n[[perturbation]]\nlink = "spine 5 -> leaf 2"\nfail = true\none_
 { sed 's/^load_balancing = .*/load_balancing = "adaptive"/' "$src/configs/examples/fat-tree-64.toml"
   printf "$failed_links"; } >"$dir/adaptive-failures.toml"
 { cat "$dir/ecmp.toml"; printf "$failed_links"; } >"$dir/ecmp-failures.toml"
+{ cat "$dir/ecmp.toml"; printf '\n[policy]\nname = "hermod"\nclasses = 2\nstarvation_after = "150us"\n'; } >"$dir/hermod.toml"
+# The panel on 8 GPUs (two used), servers dealt round-robin so its link crosses ranks.
+{ sed 's/^gpus = 2$/gpus = 8/' "$src/configs/examples/case-ii-panel.toml"
+  printf '\n[run]\npartition = "round-robin"\n'; } >"$dir/panel.toml"
 sed -e '/^\[topology\]/,/^\[network\]/{/^\[network\]/!d}' "$dir/ecmp.toml" >"$dir/rest.toml"
 { printf '[topology]\nkind = "rail-optimized"\ngpus = 64\ngpus_per_server = 8\nradix = 16\n'
   printf 'dual_plane = true\nlink_rate = "100Gbps"\nlink_latency = "1us"\n\n'
   cat "$dir/rest.toml"; } >"$dir/rail.toml"
 failures=0
-for variant in ecmp spray adaptive-failures ecmp-failures rail; do
+for variant in ecmp spray adaptive-failures ecmp-failures hermod panel rail; do
   "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >"$dir/$variant-1.out"
   timeout 300 "$mpirun" -np "$ranks" "$shoal" run "$dir/$variant.toml" --quiet \
     -o "$dir/$variant-$ranks.csv" >"$dir/$variant-$ranks.out"
   grep -q "ranks $ranks" "$dir/$variant-$ranks.out"
-  # The coflow table and the per-GPU figures.
-  if cmp -s "$dir/$variant-1.csv" "$dir/$variant-$ranks.csv" &&
-    [ "$(grep 'GPUs computing' "$dir/$variant-1.out")" = "$(grep 'GPUs computing' "$dir/$variant-$ranks.out")" ]; then
-    echo "ok   $variant at $ranks ranks: $(wc -l <"$dir/$variant-1.csv") lines identical"
+  # Every coflow table (one per policy when several are compared) and the
+  # printed report but for the run's wall time and the file names.
+  same=1
+  for csv in "$dir/$variant"-1*.csv; do
+    cmp -s "$csv" "${csv/$variant-1/$variant-$ranks}" || same=0
+  done
+  report() { grep -v -e 'wall' -e 'written to' "$1"; }
+  if [ "$same" -eq 1 ] && [ "$(report "$dir/$variant-1.out")" = "$(report "$dir/$variant-$ranks.out")" ]; then
+    echo "ok   $variant at $ranks ranks: $(cat "$dir/$variant"-1*.csv | wc -l) CSV lines and the report identical"
   else
     echo "FAIL $variant at $ranks ranks differs from 1 rank:"
-    diff "$dir/$variant-1.csv" "$dir/$variant-$ranks.csv" || true
+    diff <(report "$dir/$variant-1.out") <(report "$dir/$variant-$ranks.out") || true
     failures=$((failures + 1))
   fi
 done

@@ -146,41 +146,59 @@ TEST(Policy, CruxRanksJobsByGpuIntensity) {
   EXPECT_TRUE(Has(error_of([&] { parse_policy_name("sjf", config); }), "unknown policy \"sjf\""));
 }
 
-/// Panel 1 on a 2-GPU single switch (100 ns per link): the milestone times.
+/// Runs `dag` on a single switch of `gpus` GPUs (100 ns per link) under `policy`.
+net::RunResults run_dag(const work::Dag& dag, const PolicyConfig& config,
+                        BitsPerSecond rate = 400'000'000'000, work::GpuId gpus = 2,
+                        Time starvation_after = kTimeInfinity) {
+  topo::FabricSpec spec;
+  spec.gpus = gpus;
+  spec.gpus_per_server = 1;
+  spec.link_rate = rate;
+  spec.link_latency = 100 * kNanosecond;
+  const topo::Fabric fabric = topo::build_single_switch(spec);
+  const core::Comm comm = core::Comm::self();
+  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
+  core::EngineOptions engine;
+  engine.progress = false;
+  core::Simulator sim(comm, fabric.layout(), partition, engine);
+  net::NetworkOptions options;
+  options.starvation_after = starvation_after;
+  net::Network network(fabric, dag, sim, options, {}, flow_priorities(dag, fabric, config));
+  network.initialize();
+  sim.run(network);
+  return network.results(comm);
+}
+
+net::RunResults run_dag(const work::Dag& dag, std::string_view policy,
+                        BitsPerSecond rate = 400'000'000'000) {
+  PolicyConfig config;
+  parse_policy_name(policy, config);
+  return run_dag(dag, config, rate);
+}
+
+/// A coflow's end: its last flow's.
+Time end_of(const work::Dag& dag, const net::RunResults& r, std::string_view name) {
+  const work::Coflow& c = dag.coflows()[dag.find(name)->index];
+  Time end = -1;
+  for (std::uint32_t i = 0; i < c.flow_count; ++i)
+    end = std::max(end, r.flow_end[c.first_flow + i]);
+  return end;
+}
+
+/// Panel 1 on a 2-GPU single switch: the milestone times.
 struct PanelTimes {
   Time mb1_can_compute, mb2_can_compute, dp_n_minus_1_done, phase_end, last_byte;
 };
 
 PanelTimes run_panel(const work::CaseIiPanel& panel, std::string_view policy,
                      BitsPerSecond rate = 400'000'000'000) {
-  topo::FabricSpec spec;
-  spec.gpus = 2;
-  spec.gpus_per_server = 1;
-  spec.link_rate = rate;
-  spec.link_latency = 100 * kNanosecond;
-  const topo::Fabric fabric = topo::build_single_switch(spec);
   work::Dag dag;
   work::add_case_ii_panel(panel, dag);
-  PolicyConfig config;
-  parse_policy_name(policy, config);
-  const core::Comm comm = core::Comm::self();
-  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
-  core::EngineOptions engine;
-  engine.progress = false;
-  core::Simulator sim(comm, fabric.layout(), partition, engine);
-  net::Network network(fabric, dag, sim, net::NetworkOptions{}, {},
-                       flow_priorities(dag, fabric, config));
-  network.initialize();
-  sim.run(network);
-  const net::RunResults r = network.results(comm);
-  auto coflow_end = [&](std::string_view name) {
-    const work::Coflow& c = dag.coflows()[dag.find(name)->index];
-    return r.flow_end[c.first_flow];  // one flow each
-  };
+  const net::RunResults r = run_dag(dag, policy, rate);
   PanelTimes t{};
-  t.mb1_can_compute = coflow_end("pp-mb1");
-  t.mb2_can_compute = coflow_end("pp-mb2");
-  t.dp_n_minus_1_done = coflow_end("dp-layer-n-1");
+  t.mb1_can_compute = end_of(dag, r, "pp-mb1");
+  t.mb2_can_compute = end_of(dag, r, "pp-mb2");
+  t.dp_n_minus_1_done = end_of(dag, r, "dp-layer-n-1");
   for (const Time end : r.flow_end) t.last_byte = std::max(t.last_byte, end);
   t.phase_end = t.last_byte;
   for (const Time end : r.task_end) t.phase_end = std::max(t.phase_end, end);
@@ -255,6 +273,128 @@ TEST(PanelOne, CaptionClaims) {
     EXPECT_GT(gap_800, 0) << policy;
     EXPECT_LT(gap_800, gap_400) << policy;
   }
+}
+
+/// Adds a one-flow coflow from GPU `src` to GPU `dst`.
+void coflow(work::Dag& dag, const std::string& name, const work::CoflowLabels& l, Bytes bytes,
+            std::vector<std::string> after = {}, work::GpuId src = 0, work::GpuId dst = 1) {
+  const std::array<work::Flow, 1> flow{work::Flow{src, dst, bytes}};
+  dag.add_coflow(name, l, 0, flow, std::move(after));
+}
+
+// Figure B, Case I: two micro-batches' EP and PP contend (EP 8 MB = 160 us, PP
+// 4 MB = 80 us at 400 Gb/s). Hermod: e1 0-160, p1 -240, e2 -400, p2 -480.
+// Fair: e1 and e2 share to 320, p1 and p2 share to 480.
+TEST(OverlapCases, CaseIMicroBatchOneFirst) {
+  work::Dag dag;
+  coflow(dag, "e1", label(CoflowType::kEp, 0, 3), 8'000'000);
+  coflow(dag, "p1", label(CoflowType::kPp, 0, 3), 4'000'000, {"e1"});
+  coflow(dag, "e2", label(CoflowType::kEp, 1, 3), 8'000'000);
+  coflow(dag, "p2", label(CoflowType::kPp, 1, 3), 4'000'000, {"e2"});
+  dag.resolve();
+  const net::RunResults hermod = run_dag(dag, "hermod");
+  expect_within(end_of(dag, hermod, "e1"), 160, "hermod e1");
+  expect_within(end_of(dag, hermod, "p1"), 240, "hermod p1");
+  expect_within(end_of(dag, hermod, "e2"), 400, "hermod e2");
+  expect_within(end_of(dag, hermod, "p2"), 480, "hermod p2");
+  const net::RunResults fair = run_dag(dag, "fair");
+  expect_within(end_of(dag, fair, "e1"), 320, "fair e1");
+  expect_within(end_of(dag, fair, "e2"), 320, "fair e2");
+  expect_within(end_of(dag, fair, "p1"), 480, "fair p1");
+}
+
+// Case II: micro-batch EP/PP against the DP of the last layers (DP 16 MB = 320
+// us each). Hermod: e1 -160, p1 -240, e2 -400, p2 -480, then dn-1 -800, dn
+// -1,120. Fair: four flows at 1/4: e1, e2 at 640; p1, p2 (with both DPs, 8 MB
+// left each) at 960; the DPs (4 MB left each) at 1,120.
+TEST(OverlapCases, CaseIiEpAndPpBeforeDp) {
+  work::Dag dag;
+  coflow(dag, "e1", label(CoflowType::kEp, 0, 3), 8'000'000);
+  coflow(dag, "p1", label(CoflowType::kPp, 0, 3), 4'000'000, {"e1"});
+  coflow(dag, "e2", label(CoflowType::kEp, 1, 3), 8'000'000);
+  coflow(dag, "p2", label(CoflowType::kPp, 1, 3), 4'000'000, {"e2"});
+  coflow(dag, "dn", label(CoflowType::kDp, 1, 3), 16'000'000);
+  coflow(dag, "dn-1", label(CoflowType::kDp, 1, 2), 16'000'000);
+  dag.resolve();
+  const net::RunResults hermod = run_dag(dag, "hermod");
+  expect_within(end_of(dag, hermod, "p1"), 240, "hermod p1");
+  expect_within(end_of(dag, hermod, "p2"), 480, "hermod p2");
+  expect_within(end_of(dag, hermod, "dn-1"), 800, "hermod dn-1");
+  expect_within(end_of(dag, hermod, "dn"), 1120, "hermod dn");
+  const net::RunResults fair = run_dag(dag, "fair");
+  expect_within(end_of(dag, fair, "e1"), 640, "fair e1");
+  expect_within(end_of(dag, fair, "p2"), 960, "fair p2");
+  expect_within(end_of(dag, fair, "dn-1"), 1120, "fair dn-1");
+}
+
+// Case III: at the iteration edge, this iteration's DP of layers 2 and 1 (16
+// MB each) and the next iteration's layer-1 EP and PP (8 MB, 4 MB), which wait
+// for d1's parameters. Hermod: d1 -320, e' -480, p' -560, d2 -880 (e' and p'
+// carry MID 0, before the DPs' MID 3). Fair: d1 and d2 share to 640, then e'
+// -800 and p' -880.
+TEST(OverlapCases, CaseIiiLowerLayerFirst) {
+  work::Dag dag;
+  coflow(dag, "ep-mb", label(CoflowType::kEp, 3, 2, 0), 1000, {}, 0, 2);  // iteration 0, MID 3
+  coflow(dag, "d2", label(CoflowType::kDp, 3, 2, 0), 16'000'000);
+  coflow(dag, "d1", label(CoflowType::kDp, 3, 1, 0), 16'000'000);
+  coflow(dag, "e'", label(CoflowType::kEp, 0, 1, 1), 8'000'000, {"d1"});
+  coflow(dag, "p'", label(CoflowType::kPp, 0, 1, 1), 4'000'000, {"e'"});
+  dag.resolve();
+  PolicyConfig config;
+  parse_policy_name("hermod", config);
+  const net::RunResults hermod = run_dag(dag, config, 400'000'000'000, 3);
+  expect_within(end_of(dag, hermod, "d1"), 320, "hermod d1");
+  expect_within(end_of(dag, hermod, "e'"), 480, "hermod e'");
+  expect_within(end_of(dag, hermod, "p'"), 560, "hermod p'");
+  expect_within(end_of(dag, hermod, "d2"), 880, "hermod d2");
+  parse_policy_name("fair", config);
+  const net::RunResults fair = run_dag(dag, config, 400'000'000'000, 3);
+  expect_within(end_of(dag, fair, "d1"), 640, "fair d1");
+  expect_within(end_of(dag, fair, "p'"), 880, "fair p'");
+}
+
+// Switch enforcement: GPUs 0 and 1 send EP (8 MB) and DP (8 MB) to GPU 2; they
+// meet only at the switch's port to GPU 2, so only switch classes can order
+// them. Lina with switch classes: EP at 160 us, DP at 320. NIC-only
+// enforcement, or one class: fair at the switch, both at 320.
+TEST(Enforcement, SwitchClassesOrderWhatMeetsInTheSwitch) {
+  work::Dag dag;
+  coflow(dag, "ep", label(CoflowType::kEp, 0, 1), 8'000'000, {}, 0, 2);
+  coflow(dag, "dp", label(CoflowType::kDp, 0, 1), 8'000'000, {}, 1, 2);
+  dag.resolve();
+  PolicyConfig config;
+  parse_policy_name("lina", config);
+  for (const Enforcement where : {Enforcement::kBoth, Enforcement::kSwitch}) {
+    config.enforce = where;
+    const net::RunResults r = run_dag(dag, config, 400'000'000'000, 3);
+    expect_within(end_of(dag, r, "ep"), 160, "switch classes: ep");
+    expect_within(end_of(dag, r, "dp"), 320, "switch classes: dp");
+  }
+  config.enforce = Enforcement::kNic;
+  expect_within(end_of(dag, run_dag(dag, config, 400'000'000'000, 3), "ep"), 320, "NIC only: ep");
+  config.enforce = Enforcement::kBoth;
+  config.classes = 1;
+  expect_within(end_of(dag, run_dag(dag, config, 400'000'000'000, 3), "ep"), 320, "one class: ep");
+}
+
+// The starvation guard: under lina a 32 MB EP (640 us) holds back an 8 MB DP
+// (160 us) from one NIC. Unserved for 300 us, the DP is promoted and goes first
+// (in class 0 all the way): done at 460 us, the EP at 800 (it waits 160 us, less
+// than the threshold, so it is not promoted in turn). Without the guard: EP
+// 640, DP 800.
+TEST(Enforcement, StarvationGuardPromotesAWaitingFlow) {
+  work::Dag dag;
+  coflow(dag, "ep", label(CoflowType::kEp, 0, 1), 32'000'000);
+  coflow(dag, "dp", label(CoflowType::kDp, 0, 1), 8'000'000);
+  dag.resolve();
+  PolicyConfig config;
+  parse_policy_name("lina", config);
+  const net::RunResults plain = run_dag(dag, config);
+  expect_within(end_of(dag, plain, "ep"), 640, "no guard: ep");
+  expect_within(end_of(dag, plain, "dp"), 800, "no guard: dp");
+  const net::RunResults guarded = run_dag(dag, config, 400'000'000'000, 2, 300 * kMicrosecond);
+  expect_within(end_of(dag, guarded, "dp"), 460, "guard: dp");
+  expect_within(end_of(dag, guarded, "ep"), 800, "guard: ep");
 }
 
 }  // namespace

@@ -14,7 +14,8 @@
 // forward is an option.
 //
 // Events (tag = kind | link << 4):
-//   cell head at a node via link L (payload flow << 32 | perturbed << 31 | bytes)
+//   cell head at a node via link L (payload flow << 32 | perturbed << 31 |
+//   class << 24 | bytes)
 //   port free at the sending node (the port finished a cell and cells wait)
 //   credit at the upstream node of L (payload class << 32 | bytes)
 //   flow received at its receiver (self, at the last byte's tail)
@@ -72,7 +73,7 @@ struct NetworkOptions {
   Bytes buffer_per_class = 512 * 1024;  // ingress buffer per port and class (credits)
   bool cut_through = true;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
-  Time starvation_after = kTimeInfinity;  // a flow not done by then goes first at its NIC
+  Time starvation_after = kTimeInfinity;  // a flow its NIC has not served that long goes first
   bool switch_round_robin = true;  // round-robin across flows in a class at switches; else FIFO
 };
 
@@ -216,6 +217,7 @@ class Network {
   std::vector<double> gpu_slowdown_;
   std::vector<std::uint8_t> flow_class_;  // by flow: switch class
   std::vector<std::uint32_t> flow_key_;   // by flow: NIC key (0: promoted by the starvation guard)
+  std::vector<Time> last_served_;         // by flow: when its NIC last sent a cell of it (guard on)
   std::vector<Bytes> to_send_;            // by flow: bytes not yet cut into cells (at the sender)
   std::vector<Bytes> received_;           // by flow: bytes arrived (at the receiver)
   std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
