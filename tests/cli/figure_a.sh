@@ -2,6 +2,8 @@
 # The Hermod digest's Figure A through `shoal run` at 1 and 2 ranks: one
 # 400 Gb/s path, EP 32 MB and DP 128 MB (decimal) starting together, fair
 # sharing. Closed form: EP ends at 32/25 = 1.28 ms, DP at 160/50 = 3.2 ms.
+# A scheduler that serves EP first (lina, hermod, ep-pp-first): EP ends at
+# 0.64 ms, DP still at 3.2 ms (the link never idles).
 # Latency (2 links of 1 us) and 4 KiB cells are the only differences: within 0.5%.
 # Usage: figure_a.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
 set -euo pipefail
@@ -29,4 +31,12 @@ cmp "$dir/fair-1.csv" "$dir/fair-2.csv" && echo "ok   identical at 2 ranks"
   -o "$dir/fair-800.csv" >/dev/null
 check "$dir/fair-800.csv" ep 640000000
 check "$dir/fair-800.csv" dp 1600000000
+for policy in lina ep-pp-first hermod; do
+  for ranks in 1 2; do
+    timeout 300 "$mpirun" -np "$ranks" "$shoal" run "$src/configs/examples/figure-a.toml" --quiet \
+      --set policy.name="$policy" -o "$dir/$policy-$ranks.csv" >/dev/null
+    check "$dir/$policy-$ranks.csv" ep 640000000
+    check "$dir/$policy-$ranks.csv" dp 3200000000
+  done
+done
 [ "$failures" -eq 0 ]
