@@ -18,6 +18,8 @@
 #include "shoal/sched/policy.hpp"
 #include "shoal/topo/fabric_config.hpp"
 #include "shoal/work/case_ii_panel.hpp"
+#include "shoal/work/job_file.hpp"
+#include "shoal/work/training_dag.hpp"
 #include "shoal/work/workload_loader.hpp"
 
 namespace shoal::cli {
@@ -46,6 +48,7 @@ struct RunSetup {
   work::Dag dag;
   net::NetworkOptions network;
   net::Perturbations perturbations;
+  std::vector<work::JobSpec> jobs;  // training jobs, when the workload is generated from them
   core::EngineOptions engine;
   std::string workload;
 };
@@ -89,12 +92,39 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   constexpr std::string_view w = "workload";
   const auto file = config.string(w, "file");
   const auto generator = config.string(w, "generator");
-  if (file.has_value() == generator.has_value()) {
+  const auto job = config.string(w, "job");
+  const auto jobs = config.strings(w, "jobs");
+  if (file.has_value() + generator.has_value() + job.has_value() + jobs.has_value() != 1) {
     throw Error(prefix +
-                "workload: give either file = \"...\" (a workload file) or generator = "
-                "\"case-ii-panel\"");
+                "workload: give one of file = \"...\" (a workload file), job = \"...\" "
+                "or jobs = [...] (training job files), generator = \"case-ii-panel\"");
   }
-  if (generator) {
+  auto relative = [&](const std::string& name) {
+    const std::filesystem::path p(name);
+    return p.is_absolute() ? p.string() : (std::filesystem::path(path).parent_path() / p).string();
+  };
+  if (job || jobs) {
+    const std::vector<std::string> files = jobs.value_or(std::vector<std::string>{*job});
+    if (files.empty()) throw Error(prefix + "workload.jobs is empty");
+    for (std::size_t j = 0; j < files.size(); ++j) {
+      work::JobSpec spec = work::read_job_file(relative(files[j]));
+      spec.id = static_cast<std::uint32_t>(j);
+      if (job) work::apply_job_overrides(config, "job", spec);  // [job]: this run's changes
+      spec.resolve(setup.fabric->gpu_count());
+      for (const work::JobSpec& other : setup.jobs) {
+        const auto a0 = spec.parallel.first_gpu, a1 = a0 + spec.parallel.gpus;
+        const auto b0 = other.parallel.first_gpu, b1 = b0 + other.parallel.gpus;
+        if (a0 < b1 && b0 < a1) {
+          throw Error(prefix + "workload.jobs: " + spec.file + " and " + other.file +
+                      " share GPUs (set parallelism.first_gpu and gpus)");
+        }
+      }
+      work::add_training_job(spec, setup.dag);
+      setup.jobs.push_back(std::move(spec));
+    }
+    setup.dag.resolve();
+    setup.workload = files.front();
+  } else if (generator) {
     if (*generator != "case-ii-panel") {
       throw Error(prefix + "workload.generator: unknown generator \"" + *generator +
                   "\" (choose case-ii-panel)");
@@ -295,8 +325,15 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
            "ps\n";
   }
   std::map<work::CoflowType, std::vector<Time>> ccts;
-  fmt::print("\n{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", "id", "name", "type",
-             "flows", "bytes", "start", "end", "CCT");
+  // Long tables (training runs) go to the CSV only.
+  constexpr std::size_t kTableRows = 100;
+  const bool table = dag.coflows().size() <= kTableRows;
+  if (table) {
+    fmt::print("\n{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", "id", "name", "type",
+               "flows", "bytes", "start", "end", "CCT");
+  } else {
+    fmt::print("\n  {} coflows: the per-coflow table goes to the CSV (-o)\n", dag.coflows().size());
+  }
   for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
     const work::Coflow& coflow = dag.coflows()[c];
     Time start = kTimeInfinity, end = 0;
@@ -312,10 +349,11 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
     const bool started = start != kTimeInfinity;
     const Time cct = done && started ? end - start : -1;
     if (cct >= 0) ccts[coflow.labels.type].push_back(cct);
-    fmt::print("{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", c, coflow.name,
-               work::coflow_type_name(coflow.labels.type), coflow.flow_count, format_bytes(bytes),
-               started ? format_time(start) : "-", done ? format_time(end) : "-",
-               cct >= 0 ? format_time(cct) : "-");
+    if (table)
+      fmt::print("{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", c, coflow.name,
+                 work::coflow_type_name(coflow.labels.type), coflow.flow_count, format_bytes(bytes),
+                 started ? format_time(start) : "-", done ? format_time(end) : "-",
+                 cct >= 0 ? format_time(cct) : "-");
     if (csv.is_open()) {
       const auto& l = coflow.labels;
       csv << c << ',' << coflow.name << ',' << work::coflow_type_name(l.type) << ',' << l.job << ','
@@ -357,6 +395,52 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
     csv.close();
     if (!csv) throw Error("writing " + output + " failed");
     fmt::print("  coflows written to {}\n", output);
+  }
+}
+
+/// Per training job: each iteration's time, and per GPU its compute, its
+/// exposed communication and the pipeline bubble of its schedule.
+void report_jobs(const RunSetup& setup, const net::RunResults& r) {
+  const work::Dag& dag = setup.dag;
+  for (const work::JobSpec& job : setup.jobs) {
+    const work::ParallelSpec& p = job.parallel;
+    fmt::print(
+        "\n  job {} ({}): {} GPUs from {}, TP {} PP {} EP {} DP {}, {} micro-batches of {} "
+        "tokens\n",
+        job.id, job.model.name, p.gpus, p.first_gpu, p.tp, p.pp, p.ep, p.dp, p.micro_batches,
+        p.micro_batch_tokens);
+    std::vector<Time> start(p.iterations, kTimeInfinity), end(p.iterations, 0);
+    for (std::size_t t = 0; t < dag.tasks().size(); ++t) {
+      const work::TaskLabels& l = dag.tasks()[t].labels;
+      if (l.kind == work::TaskKind::kOther || l.job != job.id) continue;
+      start[l.iteration] = std::min(start[l.iteration], r.task_start[t]);
+      end[l.iteration] = std::max(end[l.iteration], r.task_end[t]);
+    }
+    for (const work::Coflow& c : dag.coflows()) {
+      if (c.labels.job != job.id || c.labels.iteration >= p.iterations) continue;
+      for (std::uint32_t i = 0; i < c.flow_count; ++i) {
+        end[c.labels.iteration] = std::max(end[c.labels.iteration], r.flow_end[c.first_flow + i]);
+      }
+    }
+    for (std::uint32_t i = 0; i < p.iterations; ++i) {
+      fmt::print("    iteration {}: {} (from {} to {}, the last parameter all-gather included)\n",
+                 i, format_time(end[i] - start[i]), format_time(start[i]), format_time(end[i]));
+    }
+    Time busy_sum = 0, wait_sum = 0, wait_max = 0;
+    for (std::uint32_t g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) {
+      busy_sum += r.gpu_busy[g];
+      wait_sum += r.gpu_comm_wait[g];
+      wait_max = std::max(wait_max, r.gpu_comm_wait[g]);
+    }
+    const Time n = p.gpus;
+    // 1F1B leaves each stage idle for (PP - 1) micro-batch slots per iteration
+    // even with an infinitely fast network.
+    const Time per_micro_batch = busy_sum / n / p.iterations / p.micro_batches;
+    fmt::print(
+        "    per GPU: compute {} mean; exposed communication (idle until a coflow let it go on) "
+        "{} mean, {} max; 1F1B bubble without communication about {} per iteration\n",
+        format_time(busy_sum / n), format_time(wait_sum / n), format_time(wait_max),
+        format_time(per_micro_batch * (p.pp - 1)));
   }
 }
 
@@ -510,6 +594,7 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
       if (world.rank() != 0) return 0;
       fmt::print("{}policy: {}\n", several ? "\n" : "", name);
       report(setup, summary, results, output_for(args.output, name, several));
+      if (!setup.jobs.empty()) report_jobs(setup, results);
       const bool complete = std::all_of(results.flow_end.begin(), results.flow_end.end(),
                                         [](Time t) { return t >= 0; });
       if (setup.engine.end_time == kTimeInfinity && !complete) {

@@ -48,11 +48,12 @@ void check_gpu_id(const std::string& node, GpuId gpu) {
 }
 }  // namespace
 
-NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after) {
+NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after,
+                      const TaskLabels& labels) {
   check_gpu_id("task \"" + name + "\"", gpu);
   const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(tasks_.size())};
   add_name(name, node);
-  tasks_.push_back({std::move(name), gpu, duration, {}});
+  tasks_.push_back({std::move(name), gpu, duration, {}, labels});
   task_after_names_.push_back(std::move(after));
   return node;
 }

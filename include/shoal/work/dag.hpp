@@ -49,11 +49,23 @@ struct Flow {
   Bytes bytes = 0;
 };
 
+enum class TaskKind : std::uint8_t { kOther, kForward, kBackward, kOptimizer };
+
+/// Where a task sits in a training job (all 0 / kOther for hand-written DAGs).
+struct TaskLabels {
+  TaskKind kind = TaskKind::kOther;
+  std::uint32_t job = 0;
+  std::uint32_t iteration = 0;
+  std::uint32_t micro_batch = 0;
+  std::uint32_t layer = 0;
+};
+
 struct ComputeTask {
   std::string name;
   GpuId gpu = 0;
   Time duration = 0;
   std::vector<NodeRef> after;
+  TaskLabels labels;
 };
 
 /// What a policy keys a coflow on.
@@ -79,7 +91,8 @@ class Dag {
  public:
   /// Adds a node; names must be unique across tasks and coflows (an Error names a
   /// duplicate). Dependencies are given by name and resolved by resolve().
-  NodeRef add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after);
+  NodeRef add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after,
+                   const TaskLabels& labels = {});
   NodeRef add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                      std::span<const Flow> flows, std::vector<std::string> after);
 

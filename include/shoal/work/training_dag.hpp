@@ -1,0 +1,30 @@
+// The coflow DAG of a training job, for every GPU (docs/training.md): 1F1B
+// pipeline schedule, per layer forward and backward compute, the EP dispatch
+// and combine all-to-alls of every MoE layer in both passes, PP sends between
+// stages, TP all-reduces inside the TP group, and ZeRO-2 data parallelism
+// (gradient reduce-scatter per layer after the last micro-batch's backward,
+// the optimizer step, parameter all-gather per layer that the next
+// iteration's forward waits on).
+#pragma once
+
+#include <cstdint>
+
+#include "shoal/work/dag.hpp"
+#include "shoal/work/training_job.hpp"
+
+namespace shoal::work {
+
+/// Adds the job's tasks and coflows to `dag` (call Dag::resolve() after all jobs).
+void add_training_job(const JobSpec& job, Dag& dag);
+
+/// Per GPU per iteration (mean over the job's GPUs), by type: bytes over the
+/// network and over NVLink (GPUs of one server of `gpus_per_server`), and
+/// coflow counts; plus the closed-form sizes.
+JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_per_server);
+
+/// Bytes from one EP member to each other member in one dispatch, before skew.
+Bytes ep_pair_bytes(const JobSpec& job);
+/// The EP destination weights (mean 1) for members 0..ep-1 under the job's skew.
+std::vector<double> ep_weights(const JobSpec& job);
+
+}  // namespace shoal::work

@@ -1,0 +1,110 @@
+// A training job: a model, how it is parallelized, and the GPU it runs on;
+// the formulas for its compute time and its traffic (docs/training.md).
+//
+// Parallelism follows Megatron: GPUs = TP x PP x DP; EP divides DP (experts
+// are sharded over EP ranks inside the data-parallel group); dense parameters
+// replicate over the DP group (size DP), expert parameters over the
+// expert-data-parallel group (size DP / EP). Placement order "tp-ep-dp-pp"
+// (TP innermost, then EP, then the rest of DP, then PP): job rank
+// r = tp + TP * (ep + EP * (edp + (DP / EP) * pp)).
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "shoal/core/units.hpp"
+#include "shoal/work/dag.hpp"
+
+namespace shoal::work {
+
+struct ModelSpec {
+  std::string name;
+  std::uint32_t layers = 0;
+  std::uint64_t hidden = 0;
+  std::uint64_t heads = 0;
+  std::uint64_t kv_heads = 0;  // 0: = heads
+  std::uint64_t ffn = 0;       // dense FFN width (dense layers)
+  std::uint64_t vocab = 0;
+  std::uint64_t sequence = 0;  // tokens per sequence
+  bool gated_ffn = true;       // SwiGLU (3 matrices) or GeLU (2)
+  std::uint64_t dtype_bytes = 2;
+  // MoE (experts = 0: a dense model)
+  std::uint64_t experts = 0;
+  std::uint64_t top_k = 0;
+  std::uint64_t expert_ffn = 0;
+  std::uint64_t shared_ffn = 0;    // total width of the shared experts (0: none)
+  std::uint32_t dense_layers = 0;  // the first k layers are dense
+
+  bool moe_layer(std::uint32_t layer) const { return experts > 0 && layer >= dense_layers; }
+  std::uint64_t ffn_matrices() const { return gated_ffn ? 3 : 2; }
+  /// Parameters of one layer (before any sharding): attention, and the FFN part.
+  std::uint64_t attention_params() const;
+  std::uint64_t dense_ffn_params() const { return ffn_matrices() * hidden * ffn; }
+  std::uint64_t expert_params() const {
+    return ffn_matrices() * hidden * expert_ffn;
+  }  // one expert
+  std::uint64_t shared_params() const {
+    return ffn_matrices() * hidden * shared_ffn + hidden * experts;
+  }
+};
+
+struct ParallelSpec {
+  std::uint32_t tp = 1, pp = 1, ep = 1, dp = 0;  // dp 0: GPUs / (tp * pp)
+  std::uint32_t micro_batches = 1;
+  std::uint64_t micro_batch_tokens = 0;  // tokens per micro-batch per data-parallel replica
+  std::uint32_t iterations = 1;
+  std::uint32_t first_gpu = 0;  // the job's GPUs: [first_gpu, first_gpu + gpus)
+  std::uint32_t gpus = 0;       // 0: tp * pp * dp, or the rest of the fabric
+  std::string order = "tp-ep-dp-pp";
+};
+
+struct GpuSpec {
+  std::string type = "H100";
+  double peak_tflops = 989.0;  // dense BF16 tensor (H100/H800 SXM); A100: 312
+  double efficiency = 0.39;    // DeepSeek-V3's measured MFU on H800 (38.9%)
+  double backward_factor = 2.0;
+  Time optimizer = 0;  // the optimizer step per iteration
+};
+
+/// Expert-load skew of the EP all-to-all: uniform, one hot member per group
+/// receiving `hot_ratio` times the mean, or Zipf weights over the members.
+struct SkewSpec {
+  double hot_ratio = 1.0;
+  double zipf = 0.0;
+};
+
+struct JobSpec {
+  std::string file;  // where it was read from (for messages)
+  std::uint32_t id = 0;
+  ModelSpec model;
+  ParallelSpec parallel;
+  GpuSpec gpu;
+  SkewSpec skew;
+
+  std::uint32_t gpu_count() const { return parallel.tp * parallel.pp * parallel.dp; }
+  std::uint32_t layers_per_stage() const { return model.layers / parallel.pp; }
+  /// Checks the factoring against a fabric of `fabric_gpus` GPUs (fills dp and
+  /// gpus when 0); an Error names the file and the mismatch.
+  void resolve(std::uint32_t fabric_gpus);
+};
+
+/// Bytes one GPU sends per iteration, by traffic type, and coflow counts.
+struct JobTraffic {
+  Bytes ep_dispatch_per_gpu = 0;  // one dispatch (= one combine), uniform routing
+  Bytes pp_per_send = 0;          // one activation (or gradient) send between stages
+  Bytes tp_per_layer_pass = 0;    // one GPU's TP all-reduce bytes per layer and pass
+  Bytes dp_dense_per_gpu = 0;     // reduce-scatter bytes per GPU per iteration (= all-gather)
+  Bytes dp_expert_per_gpu = 0;
+  // per GPU per iteration, network vs NVLink, by type (index CoflowType)
+  Bytes network[5] = {0, 0, 0, 0, 0};
+  Bytes nvlink[5] = {0, 0, 0, 0, 0};
+  std::uint64_t coflows[5] = {0, 0, 0, 0, 0};
+};
+
+/// Forward compute time of one micro-batch on one GPU: attention (with the
+/// shared experts and router in MoE layers) and the FFN or routed experts.
+Time attention_time(const JobSpec& job, std::uint32_t layer);
+Time ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load = 1.0);
+Time lm_head_time(const JobSpec& job);
+
+}  // namespace shoal::work

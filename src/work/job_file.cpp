@@ -1,0 +1,93 @@
+#include "shoal/work/job_file.hpp"
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::work {
+namespace {
+
+template <class T>
+void read_count(io::ConfigFile& c, std::string_view table, std::string_view key, T& out) {
+  if (const auto v = c.integer(table, key)) {
+    if (*v < 0) {
+      throw Error("config " + c.path() + ": " + std::string(table) + "." + std::string(key) +
+                  " must not be negative");
+    }
+    out = static_cast<T>(*v);
+  }
+}
+
+void read_parallelism(io::ConfigFile& c, std::string_view t, ParallelSpec& p) {
+  read_count(c, t, "tp", p.tp);
+  read_count(c, t, "pp", p.pp);
+  read_count(c, t, "ep", p.ep);
+  read_count(c, t, "dp", p.dp);
+  read_count(c, t, "micro_batches", p.micro_batches);
+  read_count(c, t, "micro_batch_tokens", p.micro_batch_tokens);
+  read_count(c, t, "iterations", p.iterations);
+  read_count(c, t, "first_gpu", p.first_gpu);
+  read_count(c, t, "gpus", p.gpus);
+  p.order = c.string(t, "order").value_or(p.order);
+}
+
+void read_gpu(io::ConfigFile& c, std::string_view t, GpuSpec& g) {
+  if (const auto type = c.string(t, "type")) {
+    g.type = *type;
+    // Dense BF16 tensor peaks: H100 and H800 SXM 989 TFLOP/s, A100 312.
+    if (*type == "H100" || *type == "H800") {
+      g.peak_tflops = 989.0;
+    } else if (*type == "A100") {
+      g.peak_tflops = 312.0;
+    } else if (!c.number(t, "peak_tflops")) {
+      throw Error("config " + c.path() + ": " + std::string(t) + ".type \"" + *type +
+                  "\" is unknown (H100, H800, A100, or give peak_tflops)");
+    }
+  }
+  g.peak_tflops = c.number(t, "peak_tflops").value_or(g.peak_tflops);
+  g.efficiency = c.number(t, "efficiency").value_or(g.efficiency);
+  g.backward_factor = c.number(t, "backward_factor").value_or(g.backward_factor);
+  g.optimizer = c.time(t, "optimizer").value_or(g.optimizer);
+}
+
+void read_skew(io::ConfigFile& c, std::string_view t, SkewSpec& s) {
+  s.hot_ratio = c.number(t, "hot_ratio").value_or(s.hot_ratio);
+  s.zipf = c.number(t, "zipf").value_or(s.zipf);
+}
+
+}  // namespace
+
+JobSpec read_job_file(const std::string& path) {
+  io::ConfigFile c(path);
+  JobSpec job;
+  job.file = path;
+  ModelSpec& m = job.model;
+  constexpr std::string_view t = "model";
+  m.name = c.string(t, "name").value_or(path);
+  read_count(c, t, "layers", m.layers);
+  read_count(c, t, "hidden", m.hidden);
+  read_count(c, t, "heads", m.heads);
+  read_count(c, t, "kv_heads", m.kv_heads);
+  read_count(c, t, "ffn", m.ffn);
+  read_count(c, t, "vocab", m.vocab);
+  read_count(c, t, "sequence", m.sequence);
+  read_count(c, t, "dtype_bytes", m.dtype_bytes);
+  m.gated_ffn = c.boolean(t, "gated_ffn").value_or(m.gated_ffn);
+  constexpr std::string_view moe = "moe";
+  read_count(c, moe, "experts", m.experts);
+  read_count(c, moe, "top_k", m.top_k);
+  read_count(c, moe, "expert_ffn", m.expert_ffn);
+  read_count(c, moe, "shared_ffn", m.shared_ffn);
+  read_count(c, moe, "dense_layers", m.dense_layers);
+  read_parallelism(c, "parallelism", job.parallel);
+  read_gpu(c, "gpu", job.gpu);
+  read_skew(c, "skew", job.skew);
+  c.reject_unknown();
+  return job;
+}
+
+void apply_job_overrides(io::ConfigFile& config, std::string_view table, JobSpec& job) {
+  read_parallelism(config, table, job.parallel);
+  read_gpu(config, table, job.gpu);
+  read_skew(config, table, job.skew);
+}
+
+}  // namespace shoal::work

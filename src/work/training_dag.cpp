@@ -1,0 +1,474 @@
+#include "shoal/work/training_dag.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::work {
+
+Bytes ep_pair_bytes(const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  const ParallelSpec& p = job.parallel;
+  return static_cast<Bytes>(p.micro_batch_tokens / p.tp * m.top_k * m.hidden * m.dtype_bytes /
+                            p.ep);
+}
+
+std::vector<double> ep_weights(const JobSpec& job) {
+  const std::uint32_t ep = job.parallel.ep;
+  std::vector<double> w(ep, 1.0);
+  if (ep < 2) return w;
+  if (job.skew.zipf > 0) {
+    double sum = 0;
+    for (std::uint32_t j = 0; j < ep; ++j) sum += w[j] = 1.0 / std::pow(j + 1.0, job.skew.zipf);
+    for (double& x : w) x *= ep / sum;
+  } else if (job.skew.hot_ratio > 1) {
+    w[0] = job.skew.hot_ratio;
+    for (std::uint32_t j = 1; j < ep; ++j) w[j] = (ep - job.skew.hot_ratio) / (ep - 1);
+  }
+  return w;
+}
+
+namespace {
+
+/// Builds one job's DAG: names, coordinates and the schedule.
+class Builder {
+ public:
+  Builder(const JobSpec& job, Dag& dag)
+      : job_(job),
+        m_(job.model),
+        p_(job.parallel),
+        dag_(dag),
+        edp_(p_.dp / p_.ep),
+        lps_(job.layers_per_stage()),
+        weights_(ep_weights(job)) {}
+
+  void build() {
+    for (std::uint32_t it = 0; it < p_.iterations; ++it) {
+      iteration_ = it;
+      prefix_ = "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".";
+      for (std::uint32_t s = 0; s < p_.pp; ++s) {
+        schedule_stage(s);
+        for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i)
+          last_of_stage_[stage_rank(s, i)] = last_[i];
+      }
+      data_parallel();
+      // This iteration's all-gathers are what the next one's forward waits on.
+      prev_ag_ = std::move(ag_of_);
+      ag_of_.clear();
+      final_grads_.clear();
+      expert_grads_.clear();
+    }
+  }
+
+ private:
+  // Job rank <-> coordinates (order tp-ep-dp-pp).
+  std::uint32_t rank(std::uint32_t tp, std::uint32_t ep, std::uint32_t edp,
+                     std::uint32_t pp) const {
+    return tp + p_.tp * (ep + p_.ep * (edp + edp_ * pp));
+  }
+  GpuId gpu(std::uint32_t r) const { return p_.first_gpu + r; }
+
+  CoflowLabels labels(CoflowType type, std::uint32_t mb, std::uint32_t layer,
+                      std::uint32_t stage) const {
+    CoflowLabels l;
+    l.type = type;
+    l.job = job_.id;
+    l.iteration = iteration_;
+    l.micro_batch = mb;
+    l.layer = layer + 1;  // layer IDs from 1
+    l.stage = stage;
+    return l;
+  }
+  TaskLabels task_labels(TaskKind kind, std::uint32_t mb, std::uint32_t layer) const {
+    return {kind, job_.id, iteration_, mb, layer + 1};
+  }
+
+  /// What each GPU of the stage last did or waits for (names in the DAG).
+  using Ready = std::vector<std::vector<std::string>>;  // by stage-local index
+
+  void schedule_stage(std::uint32_t s) {
+    // 1F1B: warm-up forwards, then one forward and one backward in turn, then
+    // the remaining backwards.
+    const std::uint32_t m = p_.micro_batches;
+    const std::uint32_t warmup = std::min(p_.pp - s - 1, m);
+    std::vector<std::pair<bool, std::uint32_t>> items;  // (forward, micro-batch)
+    for (std::uint32_t i = 0; i < warmup; ++i) items.push_back({true, i});
+    for (std::uint32_t i = 0; i + warmup < m; ++i) {
+      items.push_back({true, warmup + i});
+      items.push_back({false, i});
+    }
+    for (std::uint32_t i = m - warmup; i < m; ++i) items.push_back({false, i});
+    // Per GPU of the stage: the last task in its schedule (the chain).
+    const std::uint32_t n = p_.tp * p_.dp;
+    last_.assign(n, {});
+    if (iteration_ > 0) {
+      for (std::uint32_t i = 0; i < n; ++i)
+        last_[i] = {optimizer_name(stage_rank(s, i), iteration_ - 1)};
+    }
+    for (const auto& [forward, mb] : items) {
+      if (forward) {
+        forward_pass(s, mb);
+      } else {
+        backward_pass(s, mb);
+      }
+    }
+  }
+
+  /// Stage-local index i (tp + TP * dp_index) -> job rank.
+  std::uint32_t stage_rank(std::uint32_t s, std::uint32_t i) const { return i + p_.tp * p_.dp * s; }
+
+  std::string task_name(std::uint32_t r, bool forward, std::uint32_t mb, std::uint32_t layer,
+                        char part) const {
+    return prefix_ + "g" + std::to_string(gpu(r)) + (forward ? ".F" : ".B") + std::to_string(mb) +
+           ".L" + std::to_string(layer + 1) + "." + part;
+  }
+  std::string optimizer_name(std::uint32_t r, std::uint32_t it) const {
+    return "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".g" +
+           std::to_string(gpu(r)) + ".opt";
+  }
+
+  void task(std::uint32_t r, const std::string& name, Time duration, std::vector<std::string> after,
+            TaskKind kind, std::uint32_t mb, std::uint32_t layer) {
+    dag_.add_task(name, gpu(r), duration, std::move(after), task_labels(kind, mb, layer));
+  }
+
+  /// An all-to-all among the EP group of stage-local index i's GPU; `dispatch`
+  /// direction sends w[dst] shares, combine returns them (both weighted by the
+  /// expert side).
+  void ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp, std::uint32_t edp,
+                 bool to_experts, const CoflowLabels& l, std::vector<std::string> after) {
+    flows_.clear();
+    const Bytes base = ep_pair_bytes(job_);
+    for (std::uint32_t a = 0; a < p_.ep; ++a) {
+      for (std::uint32_t b = 0; b < p_.ep; ++b) {
+        if (a == b) continue;
+        // a owns the tokens, b holds experts: dispatch a -> b, combine b -> a.
+        const auto bytes = std::max<Bytes>(
+            1, static_cast<Bytes>(std::llround(static_cast<double>(base) * weights_[b])));
+        const GpuId owner = gpu(rank(tp, a, edp, s));
+        const GpuId expert = gpu(rank(tp, b, edp, s));
+        flows_.push_back(to_experts ? Flow{owner, expert, bytes} : Flow{expert, owner, bytes});
+      }
+    }
+    dag_.add_coflow(name, l, 0, flows_, std::move(after));
+  }
+
+  /// A ring among `members` (job ranks): each sends `bytes` to the next.
+  void ring_coflow(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
+                   const CoflowLabels& l, std::vector<std::string> after) {
+    flows_.clear();
+    for (std::size_t i = 0; i < members.size(); ++i) {
+      flows_.push_back({gpu(members[i]), gpu(members[(i + 1) % members.size()]), bytes});
+    }
+    dag_.add_coflow(name, l, 0, flows_, std::move(after));
+  }
+
+  std::vector<std::uint32_t> tp_group(std::uint32_t s, std::uint32_t ep, std::uint32_t edp) const {
+    std::vector<std::uint32_t> g;
+    for (std::uint32_t t = 0; t < p_.tp; ++t) g.push_back(rank(t, ep, edp, s));
+    return g;
+  }
+
+  Bytes tp_bytes() const {  // two ring all-reduces of the layer's activations per pass
+    const Bytes buffer = static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes);
+    return 2 * 2 * (p_.tp - 1) * buffer / p_.tp;
+  }
+
+  /// Names the GPU of stage-local index i waits on before its next step.
+  std::vector<std::string>& ready(std::uint32_t i) { return last_[i]; }
+
+  void forward_pass(std::uint32_t s, std::uint32_t mb) {
+    const std::uint32_t n = p_.tp * p_.dp;
+    // Entering the stage: the previous stage's activations; in later
+    // iterations micro-batch 0 waits for the parameters (all-gather) layer by layer.
+    if (s > 0) {
+      for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, s - 1, true, i));
+    }
+    for (std::uint32_t layer = s * lps_; layer < (s + 1) * lps_; ++layer) {
+      const bool moe = m_.moe_layer(layer);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint32_t r = stage_rank(s, i);
+        std::vector<std::string> after = std::move(ready(i));
+        if (iteration_ > 0 && mb == 0) add_all_gather(after, r, layer, false);
+        const std::string a = task_name(r, true, mb, layer, 'a');
+        task(r, a, attention_time(job_, layer), std::move(after), TaskKind::kForward, mb, layer);
+        ready(i) = {a};
+      }
+      ffn(s, mb, layer, moe, true);
+      tensor_parallel(s, mb, layer, true);
+    }
+    if (s + 1 < p_.pp) send_pp(s, mb, true);
+  }
+
+  void backward_pass(std::uint32_t s, std::uint32_t mb) {
+    const std::uint32_t n = p_.tp * p_.dp;
+    if (s + 1 < p_.pp) {
+      for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, s + 1, false, i));
+    }
+    for (std::uint32_t step = 0; step < lps_; ++step) {
+      const std::uint32_t layer = (s + 1) * lps_ - 1 - step;
+      const bool moe = m_.moe_layer(layer);
+      ffn(s, mb, layer, moe, false);
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint32_t r = stage_rank(s, i);
+        const std::string a = task_name(r, false, mb, layer, 'a');
+        const auto t = static_cast<Time>(std::llround(
+            static_cast<double>(attention_time(job_, layer)) * job_.gpu.backward_factor));
+        task(r, a, t, std::move(ready(i)), TaskKind::kBackward, mb, layer);
+        ready(i) = {a};
+      }
+      tensor_parallel(s, mb, layer, false);
+      if (mb + 1 == p_.micro_batches) {
+        // The last micro-batch's backward of this layer: its gradients are final.
+        for (std::uint32_t i = 0; i < n; ++i) {
+          final_grads_[{layer, stage_rank(s, i)}] = ready(i);
+        }
+      }
+    }
+    if (s > 0) send_pp(s, mb, false);
+  }
+
+  /// The FFN part of a layer, forward or backward: for an MoE layer with EP > 1,
+  /// all-to-all, expert compute, all-to-all.
+  void ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe, bool forward) {
+    const std::uint32_t n = p_.tp * p_.dp;
+    const double factor = forward ? 1.0 : job_.gpu.backward_factor;
+    const TaskKind kind = forward ? TaskKind::kForward : TaskKind::kBackward;
+    const bool all_to_all = moe && p_.ep > 1;
+    const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
+                            (forward ? ".f" : ".b");
+    if (all_to_all) {
+      // Forward: dispatch to the experts, combine back. Backward: the output
+      // gradients go to the experts, the input gradients come back.
+      for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
+        for (std::uint32_t e = 0; e < edp_; ++e) {
+          std::vector<std::string> after;
+          for (std::uint32_t a = 0; a < p_.ep; ++a) {
+            const std::uint32_t i = local(rank(tp, a, e, s), s);
+            after.insert(after.end(), ready(i).begin(), ready(i).end());
+          }
+          dedupe(after);
+          ep_coflow(tag + ".ep" + group_id(tp, e) + ".to", s, tp, e, true,
+                    labels(CoflowType::kEp, mb, layer, s), std::move(after));
+        }
+      }
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint32_t r = stage_rank(s, i);
+        ready(i) = {tag + ".ep" + group_id(r % p_.tp, edp_of(r)) + ".to"};
+      }
+    }
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t r = stage_rank(s, i);
+      const double load = moe ? weights_[ep_of(r)] : 1.0;
+      Time t = ffn_time(job_, layer, load);
+      if (layer + 1 == m_.layers)
+        t += lm_head_time(job_);  // the last stage's head, with its last layer
+      const std::string f = task_name(r, forward, mb, layer, 'f');
+      if (forward && moe && iteration_ > 0 && mb == 0) add_all_gather(ready(i), r, layer, true);
+      task(r, f, static_cast<Time>(std::llround(static_cast<double>(t) * factor)),
+           std::move(ready(i)), kind, mb, layer);
+      ready(i) = {f};
+      if (moe && !forward && mb + 1 == p_.micro_batches) expert_grads_[{layer, r}] = f;
+    }
+    if (all_to_all) {
+      for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
+        for (std::uint32_t e = 0; e < edp_; ++e) {
+          std::vector<std::string> after;
+          for (std::uint32_t a = 0; a < p_.ep; ++a) {
+            after.push_back(task_name(rank(tp, a, e, s), forward, mb, layer, 'f'));
+          }
+          ep_coflow(tag + ".ep" + group_id(tp, e) + ".back", s, tp, e, false,
+                    labels(CoflowType::kEp, mb, layer, s), std::move(after));
+        }
+      }
+      for (std::uint32_t i = 0; i < n; ++i) {
+        const std::uint32_t r = stage_rank(s, i);
+        ready(i) = {tag + ".ep" + group_id(r % p_.tp, edp_of(r)) + ".back"};
+      }
+    }
+  }
+
+  void tensor_parallel(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward) {
+    if (p_.tp < 2) return;
+    const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
+                            (forward ? ".f" : ".b") + ".tp";
+    for (std::uint32_t d = 0; d < p_.dp; ++d) {
+      const std::uint32_t ep = d % p_.ep, e = d / p_.ep;
+      const std::vector<std::uint32_t> members = tp_group(s, ep, e);
+      std::vector<std::string> after;
+      for (const std::uint32_t r : members) {
+        const auto& rd = ready(local(r, s));
+        after.insert(after.end(), rd.begin(), rd.end());
+      }
+      dedupe(after);
+      const std::string name = tag + std::to_string(d);
+      ring_coflow(name, members, tp_bytes(), labels(CoflowType::kTp, mb, layer, s),
+                  std::move(after));
+      for (const std::uint32_t r : members) ready(local(r, s)) = {name};
+    }
+  }
+
+  std::string pp_name(std::uint32_t mb, std::uint32_t from_stage, bool forward,
+                      std::uint32_t i) const {
+    const std::uint32_t d = i / p_.tp;  // the data-parallel replica
+    return prefix_ + "m" + std::to_string(mb) + ".pp" + std::to_string(from_stage) +
+           (forward ? "f" : "b") + ".r" + std::to_string(d);
+  }
+
+  void send_pp(std::uint32_t s, std::uint32_t mb, bool forward) {
+    const std::uint32_t to = forward ? s + 1 : s - 1;
+    const auto bytes =
+        static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes / p_.tp);
+    const std::uint32_t layer = forward ? to * lps_ : s * lps_;
+    for (std::uint32_t d = 0; d < p_.dp; ++d) {
+      flows_.clear();
+      std::vector<std::string> after;
+      for (std::uint32_t t = 0; t < p_.tp; ++t) {
+        const std::uint32_t i = t + p_.tp * d;
+        flows_.push_back({gpu(stage_rank(s, i)), gpu(stage_rank(to, i)), bytes});
+        after.insert(after.end(), ready(i).begin(), ready(i).end());
+      }
+      dedupe(after);
+      dag_.add_coflow(pp_name(mb, s, forward, p_.tp * d), labels(CoflowType::kPp, mb, layer, s), 0,
+                      flows_, std::move(after));
+    }
+  }
+
+  /// ZeRO-2: per layer, reduce-scatter of the final gradients (dense over the
+  /// DP group, experts over the expert-DP group), the optimizer step, then the
+  /// all-gather of the parameters.
+  void data_parallel() {
+    const Bytes b = static_cast<Bytes>(m_.dtype_bytes);
+    std::vector<std::vector<std::string>> rs_of(p_.tp * p_.pp * p_.dp);       // by job rank
+    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> gathers;  // name, members
+    std::vector<Bytes> gather_bytes;
+    for (std::uint32_t s = 0; s < p_.pp; ++s) {
+      for (std::uint32_t layer = s * lps_; layer < (s + 1) * lps_; ++layer) {
+        const bool moe = m_.moe_layer(layer);
+        std::uint64_t dense =
+            m_.attention_params() + (moe ? m_.shared_params() : m_.dense_ffn_params());
+        if (layer == 0) dense += m_.vocab * m_.hidden;              // embedding
+        if (layer + 1 == m_.layers) dense += m_.vocab * m_.hidden;  // LM head
+        const Bytes dense_bytes = static_cast<Bytes>(dense / p_.tp) * b;
+        const Bytes expert_bytes =
+            // Experts spread over the EP ranks, the uneven remainder rounded up.
+            moe ? static_cast<Bytes>((m_.experts + p_.ep - 1) / p_.ep * m_.expert_params()) * b : 0;
+        const std::string tag = prefix_ + "L" + std::to_string(layer + 1) + ".dp";
+        // Dense: the DP group of each TP rank of the stage.
+        if (p_.dp > 1) {
+          for (std::uint32_t t = 0; t < p_.tp; ++t) {
+            std::vector<std::uint32_t> members;
+            for (std::uint32_t d = 0; d < p_.dp; ++d)
+              members.push_back(stage_rank(s, t + p_.tp * d));
+            group_rs(tag + "d" + std::to_string(t), members, dense_bytes, layer, s, false, rs_of,
+                     gathers, gather_bytes);
+          }
+        }
+        if (moe && edp_ > 1) {
+          for (std::uint32_t t = 0; t < p_.tp; ++t) {
+            for (std::uint32_t a = 0; a < p_.ep; ++a) {
+              std::vector<std::uint32_t> members;
+              for (std::uint32_t e = 0; e < edp_; ++e) members.push_back(rank(t, a, e, s));
+              group_rs(tag + "e" + std::to_string(t) + "." + std::to_string(a), members,
+                       expert_bytes, layer, s, true, rs_of, gathers, gather_bytes);
+            }
+          }
+        }
+      }
+    }
+    // The optimizer step on each GPU, after its last task and its reduce-scatters.
+    for (std::uint32_t s = 0; s < p_.pp; ++s) {
+      for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i) {
+        const std::uint32_t r = stage_rank(s, i);
+        std::vector<std::string> after = last_of_stage_[r];
+        after.insert(after.end(), rs_of[r].begin(), rs_of[r].end());
+        dag_.add_task(optimizer_name(r, iteration_), gpu(r), job_.gpu.optimizer, std::move(after),
+                      task_labels(TaskKind::kOptimizer, p_.micro_batches - 1, 0));
+      }
+    }
+    for (std::size_t g = 0; g < gathers.size(); ++g) {
+      const auto& [rs_name, members] = gathers[g];
+      std::vector<std::string> after;
+      for (const std::uint32_t r : members) after.push_back(optimizer_name(r, iteration_));
+      const CoflowLabels l = dag_.coflows()[dag_.find(rs_name)->index].labels;
+      ring_coflow(ag_name(rs_name), members, gather_bytes[g], l, std::move(after));
+    }
+  }
+
+  static std::string ag_name(const std::string& rs_name) {
+    return rs_name.substr(0, rs_name.size() - 3) + ".ag";
+  }
+
+  void group_rs(const std::string& tag, const std::vector<std::uint32_t>& members,
+                Bytes layer_bytes, std::uint32_t layer, std::uint32_t s, bool experts,
+                std::vector<std::vector<std::string>>& rs_of,
+                std::vector<std::pair<std::string, std::vector<std::uint32_t>>>& gathers,
+                std::vector<Bytes>& gather_bytes) {
+    const auto n = static_cast<Bytes>(members.size());
+    const Bytes per_gpu = std::max<Bytes>(1, layer_bytes * (n - 1) / n);  // ring: (N-1)/N x S
+    std::vector<std::string> after;
+    for (const std::uint32_t r : members) {
+      if (experts) {
+        after.push_back(expert_grads_.at({layer, r}));
+      } else {
+        const auto& names = final_grads_.at({layer, r});
+        after.insert(after.end(), names.begin(), names.end());
+      }
+    }
+    dedupe(after);
+    const std::string name = tag + ".rs";
+    ring_coflow(name, members, per_gpu, labels(CoflowType::kDp, p_.micro_batches - 1, layer, s),
+                std::move(after));
+    for (const std::uint32_t r : members) rs_of[r].push_back(name);
+    gathers.push_back({name, members});
+    gather_bytes.push_back(per_gpu);
+    for (const std::uint32_t r : members) ag_of_[{layer, r, experts}] = ag_name(name);
+  }
+
+  /// The previous iteration's all-gather of this layer's parameters on GPU r (dense or experts).
+  void add_all_gather(std::vector<std::string>& after, std::uint32_t r, std::uint32_t layer,
+                      bool experts) {
+    if (const auto it = prev_ag_.find({layer, r, experts}); it != prev_ag_.end()) {
+      after.push_back(it->second);
+    }
+  }
+
+  std::uint32_t local(std::uint32_t r, std::uint32_t s) const { return r - p_.tp * p_.dp * s; }
+  std::uint32_t ep_of(std::uint32_t r) const { return (r / p_.tp) % p_.ep; }
+  std::uint32_t edp_of(std::uint32_t r) const { return (r / (p_.tp * p_.ep)) % edp_; }
+  std::string group_id(std::uint32_t tp, std::uint32_t e) const {
+    return std::to_string(tp) + "." + std::to_string(e);
+  }
+  static void dedupe(std::vector<std::string>& names) {
+    std::sort(names.begin(), names.end());
+    names.erase(std::unique(names.begin(), names.end()), names.end());
+  }
+
+ private:
+  const JobSpec& job_;
+  const ModelSpec& m_;
+  const ParallelSpec& p_;
+  Dag& dag_;
+  std::uint32_t edp_;
+  std::uint32_t lps_;
+  std::vector<double> weights_;
+  std::uint32_t iteration_ = 0;
+  std::string prefix_;
+  std::vector<Flow> flows_;
+  std::vector<std::vector<std::string>> last_;  // by stage-local index, for the stage being built
+  std::map<std::uint32_t, std::vector<std::string>> last_of_stage_;  // by job rank
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::string>> final_grads_;
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> expert_grads_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, bool>, std::string> ag_of_, prev_ag_;
+};
+
+}  // namespace
+
+void add_training_job(const JobSpec& job, Dag& dag) { Builder(job, dag).build(); }
+
+}  // namespace shoal::work

@@ -1,0 +1,129 @@
+#include "shoal/work/training_job.hpp"
+
+#include <cmath>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::work {
+
+std::uint64_t ModelSpec::attention_params() const {
+  const std::uint64_t kv = kv_heads == 0 ? heads : kv_heads;
+  const std::uint64_t head_dim = hidden / heads;
+  return hidden * (hidden + 2 * kv * head_dim) + hidden * hidden;  // Q, K, V; output
+}
+
+void JobSpec::resolve(std::uint32_t fabric_gpus) {
+  const std::string where = "job " + file + ": ";
+  const ModelSpec& m = model;
+  ParallelSpec& p = parallel;
+  if (m.layers == 0 || m.hidden == 0 || m.heads == 0 || m.sequence == 0) {
+    throw Error(where + "model.layers, hidden, heads and sequence must be positive");
+  }
+  if (m.hidden % m.heads != 0) {
+    throw Error(where + "model.hidden (" + std::to_string(m.hidden) + ") must divide by heads (" +
+                std::to_string(m.heads) + ")");
+  }
+  if (m.experts > 0 && (m.top_k == 0 || m.top_k > m.experts || m.expert_ffn == 0)) {
+    throw Error(where + "model.moe: top_k must be between 1 and experts, expert_ffn positive");
+  }
+  if (m.experts == 0 && m.ffn == 0) throw Error(where + "model.ffn must be positive");
+  if (m.dense_layers > m.layers) throw Error(where + "model.moe.dense_layers exceeds layers");
+  if (m.dense_layers > 0 && m.ffn == 0) {
+    throw Error(where + "model.ffn must be positive for the dense layers");
+  }
+  if (p.tp == 0 || p.pp == 0 || p.ep == 0)
+    throw Error(where + "parallelism.tp, pp, ep must be positive");
+  if (p.micro_batches == 0 || p.micro_batch_tokens == 0 || p.iterations == 0) {
+    throw Error(where +
+                "parallelism.micro_batches, micro_batch_tokens and iterations must be positive");
+  }
+  if (p.order != "tp-ep-dp-pp") {
+    throw Error(where + "parallelism.order \"" + p.order + "\" is not supported (tp-ep-dp-pp)");
+  }
+  if (m.layers % p.pp != 0) {
+    throw Error(where + "model.layers (" + std::to_string(m.layers) + ") must divide by pp (" +
+                std::to_string(p.pp) + ")");
+  }
+  if (p.first_gpu >= fabric_gpus) {
+    throw Error(where + "parallelism.first_gpu " + std::to_string(p.first_gpu) +
+                " is outside the fabric (" + std::to_string(fabric_gpus) + " GPUs)");
+  }
+  if (p.gpus == 0) p.gpus = p.dp == 0 ? fabric_gpus - p.first_gpu : p.tp * p.pp * p.dp;
+  if (p.gpus % (p.tp * p.pp) != 0) {
+    throw Error(where + std::to_string(p.gpus) + " GPUs do not factor as tp (" +
+                std::to_string(p.tp) + ") x pp (" + std::to_string(p.pp) + ") x dp");
+  }
+  const std::uint32_t dp = p.gpus / (p.tp * p.pp);
+  if (p.dp != 0 && p.dp != dp) {
+    throw Error(where + "tp x pp x dp = " + std::to_string(p.tp) + " x " + std::to_string(p.pp) +
+                " x " + std::to_string(p.dp) + " = " + std::to_string(p.tp * p.pp * p.dp) +
+                " GPUs, but the job has " + std::to_string(p.gpus));
+  }
+  p.dp = dp;
+  if (m.experts == 0 && p.ep != 1)
+    throw Error(where + "parallelism.ep must be 1 for a dense model");
+  if (dp % p.ep != 0) {
+    throw Error(where + "parallelism.ep (" + std::to_string(p.ep) + ") must divide dp (" +
+                std::to_string(dp) + ")");
+  }
+  if (m.experts > 0 && p.ep > m.experts) {
+    throw Error(where + "parallelism.ep (" + std::to_string(p.ep) + ") exceeds the experts (" +
+                std::to_string(m.experts) + ")");
+  }
+  if (p.micro_batch_tokens % p.tp != 0) {
+    throw Error(where + "parallelism.micro_batch_tokens must divide by tp");
+  }
+  if (static_cast<std::uint64_t>(p.first_gpu) + p.gpus > fabric_gpus) {
+    throw Error(where + "GPUs " + std::to_string(p.first_gpu) + ".." +
+                std::to_string(p.first_gpu + p.gpus - 1) + " do not fit the fabric's " +
+                std::to_string(fabric_gpus));
+  }
+  if (!(gpu.peak_tflops > 0) || !(gpu.efficiency > 0) || gpu.efficiency > 1 ||
+      !(gpu.backward_factor > 0)) {
+    throw Error(where +
+                "gpu.peak_tflops and backward_factor must be positive, efficiency in (0, 1]");
+  }
+  if (skew.hot_ratio < 1 || skew.hot_ratio > p.ep || skew.zipf < 0) {
+    throw Error(where + "skew.hot_ratio must be between 1 and ep, zipf not negative");
+  }
+}
+
+namespace {
+
+Time flops_time(const JobSpec& job, double flops) {
+  const double seconds = flops / (job.gpu.peak_tflops * 1e12 * job.gpu.efficiency);
+  return static_cast<Time>(std::llround(seconds * 1e12));
+}
+
+}  // namespace
+
+Time attention_time(const JobSpec& job, std::uint32_t layer) {
+  const ModelSpec& m = job.model;
+  const auto tokens = static_cast<double>(job.parallel.micro_batch_tokens);
+  double per_token = 2.0 * static_cast<double>(m.attention_params()) +
+                     4.0 * static_cast<double>(m.sequence) * static_cast<double>(m.hidden);
+  if (m.moe_layer(layer)) per_token += 2.0 * static_cast<double>(m.shared_params());
+  return flops_time(job, tokens * per_token / job.parallel.tp);
+}
+
+Time ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load) {
+  const ModelSpec& m = job.model;
+  const auto tokens = static_cast<double>(job.parallel.micro_batch_tokens);
+  double flops = 0;
+  if (m.moe_layer(layer)) {
+    // Each GPU's experts process tokens/TP x top_k tokens on average (experts are not TP-sharded).
+    flops = tokens / job.parallel.tp * static_cast<double>(m.top_k) * 2.0 *
+            static_cast<double>(m.expert_params()) * expert_load;
+  } else {
+    flops = tokens * 2.0 * static_cast<double>(m.dense_ffn_params()) / job.parallel.tp;
+  }
+  return flops_time(job, flops);
+}
+
+Time lm_head_time(const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  return flops_time(job, static_cast<double>(job.parallel.micro_batch_tokens) * 2.0 *
+                             static_cast<double>(m.hidden * m.vocab) / job.parallel.tp);
+}
+
+}  // namespace shoal::work
