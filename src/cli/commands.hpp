@@ -23,5 +23,6 @@ void add_version_command(CLI::App& app, Action& action);
 void add_workload_commands(CLI::App& app, Action& action);
 void add_topo_command(CLI::App& app, Action& action);
 void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_training_commands(CLI::App& app, Action& action);
 
 }  // namespace shoal::cli

@@ -71,6 +71,7 @@ int main(int argc, char** argv) {
   partition->require_subcommand(1);
   shoal::cli::add_phold_commands(*bench, *partition, global, action);
   shoal::cli::add_run_command(app, global, action);
+  shoal::cli::add_training_commands(app, action);
   shoal::cli::add_topo_command(app, action);
   shoal::cli::add_workload_commands(app, action);
   shoal::cli::add_version_command(app, action);

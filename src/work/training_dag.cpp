@@ -472,3 +472,41 @@ class Builder {
 void add_training_job(const JobSpec& job, Dag& dag) { Builder(job, dag).build(); }
 
 }  // namespace shoal::work
+
+namespace shoal::work {
+
+JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_per_server) {
+  const ModelSpec& m = job.model;
+  const ParallelSpec& p = job.parallel;
+  JobTraffic t;
+  t.ep_dispatch_per_gpu = m.experts > 0 ? ep_pair_bytes(job) * (p.ep - 1) : 0;
+  t.pp_per_send =
+      p.pp > 1 ? static_cast<Bytes>(p.micro_batch_tokens * m.hidden * m.dtype_bytes / p.tp) : 0;
+  t.tp_per_layer_pass =
+      p.tp > 1 ? static_cast<Bytes>(2 * 2 * (p.tp - 1) *
+                                    (p.micro_batch_tokens * m.hidden * m.dtype_bytes) / p.tp)
+               : 0;
+  for (const Coflow& c : dag.coflows()) {
+    if (c.labels.job != job.id || c.labels.iteration != 0) continue;
+    const auto type = static_cast<std::size_t>(c.labels.type);
+    ++t.coflows[type];
+    for (const Flow& f : dag.flows_of(c)) {
+      const bool nvlink = f.src / gpus_per_server == f.dst / gpus_per_server;
+      (nvlink ? t.nvlink : t.network)[type] += f.bytes;
+      if (c.labels.type == CoflowType::kDp && c.name.ends_with(".rs")) {
+        // Reduce-scatter bytes per GPU, dense or experts (from the group's name).
+        const bool experts = c.name.find(".dpe") != std::string::npos;
+        (experts ? t.dp_expert_per_gpu : t.dp_dense_per_gpu) += f.bytes;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < 5; ++i) {
+    t.network[i] /= p.gpus;
+    t.nvlink[i] /= p.gpus;
+  }
+  t.dp_dense_per_gpu /= p.gpus;
+  t.dp_expert_per_gpu /= p.gpus;
+  return t;
+}
+
+}  // namespace shoal::work

@@ -151,7 +151,16 @@ run_config milestone.toml '[[milestone]]\nlabel = "x"\nat = "nothing.end"'
 expect_error run-bad-milestone 'milestone[0].at: no task or coflow named "nothing" in the workload' \
   run1 run "$dir/milestone.toml"
 
+# Training jobs.
+src_jobs=$(cd "$(dirname "$0")/../../jobs" && pwd)
+printf '[topology]\nkind = "single-switch"\ngpus = 64\ngpus_per_server = 8\n[workload]\njob = "%s/qwen1.5-moe-a2.7b.toml"\n[job]\npp = 4\ndp = 8\ngpus = 64\n' "$src_jobs" >"$dir/job-factor.toml"
+expect_error run-job-factoring "tp x pp x dp = 1 x 4 x 8 = 32 GPUs, but the job has 64" run2 run "$dir/job-factor.toml"
+printf '[model]\nlayers = 2\nhiden = 8\n' >"$dir/typo-job.toml"
+printf '[topology]\nkind = "single-switch"\ngpus = 8\n[workload]\njob = "typo-job.toml"\n' >"$dir/job-typo.toml"
+expect_error run-job-unknown-key "config $dir/typo-job.toml, line 3: unknown key 'model.hiden'" run1 run "$dir/job-typo.toml"
+
 run_config set.toml ''
+expect_error traffic-no-job "the workload has no training job" run1 traffic "$dir/set.toml"
 expect_error set-unknown-key "config $dir/set.toml (--set): unknown key 'network.cell_sise'" \
   run2 run "$dir/set.toml" --set network.cell_sise=4KiB
 expect_error set-malformed '--set "cell_size=4": expected TABLE.KEY=VALUE' \

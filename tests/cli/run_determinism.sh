@@ -3,8 +3,8 @@
 # a 64-GPU fat tree with compute tasks, an EP all-to-all, a DP permutation and
 # an incast, with ECMP, with per-cell spraying, with adaptive spraying and ECMP
 # around links that fail mid-run, under hermod with 2 switch classes and the
-# starvation guard, on a dual-plane rail-optimized fabric; and the Panel 1
-# comparison of four policies (every policy's table).
+# starvation guard, on a dual-plane rail-optimized fabric; the Panel 1
+# comparison of four policies (every policy's table); and a 64-GPU training job.
 # Usage: run_determinism.sh SHOAL MPIRUN RANKS WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 ranks=$3 dir=$4 src=$5
@@ -18,6 +18,10 @@ failed_links+='\n[[perturbation]]\nlink = "spine 5 -> leaf 2"\nfail = true\none_
   printf "$failed_links"; } >"$dir/adaptive-failures.toml"
 { cat "$dir/ecmp.toml"; printf "$failed_links"; } >"$dir/ecmp-failures.toml"
 { cat "$dir/ecmp.toml"; printf '\n[policy]\nname = "hermod"\nclasses = 2\nstarvation_after = "150us"\n'; } >"$dir/hermod.toml"
+# A training job: Qwen1.5-MoE on 64 GPUs (PP 2, EP 16), smaller micro-batches, hermod.
+sed -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" -e 's/^micro_batch_tokens = .*/micro_batch_tokens = 256/' \
+  -e 's/^micro_batches = .*/micro_batches = 2/' -e 's/^name = "fair"/name = "hermod"/' \
+  "$src/configs/examples/qwen-64.toml" >"$dir/training.toml"
 # The panel on 8 GPUs (two used), servers dealt round-robin so its link crosses ranks.
 { sed 's/^gpus = 2$/gpus = 8/' "$src/configs/examples/case-ii-panel.toml"
   printf '\n[run]\npartition = "round-robin"\n'; } >"$dir/panel.toml"
@@ -26,7 +30,7 @@ sed -e '/^\[topology\]/,/^\[network\]/{/^\[network\]/!d}' "$dir/ecmp.toml" >"$di
   printf 'dual_plane = true\nlink_rate = "100Gbps"\nlink_latency = "1us"\n\n'
   cat "$dir/rest.toml"; } >"$dir/rail.toml"
 failures=0
-for variant in ecmp spray adaptive-failures ecmp-failures hermod panel rail; do
+for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training rail; do
   "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >"$dir/$variant-1.out"
   timeout 300 "$mpirun" -np "$ranks" "$shoal" run "$dir/$variant.toml" --quiet \
     -o "$dir/$variant-$ranks.csv" >"$dir/$variant-$ranks.out"

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# `shoal traffic` and `shoal dag` on the 64-GPU Qwen1.5-MoE example:
+# - one EP dispatch per GPU is tokens x top_k x hidden x bytes x (EP-1)/EP =
+#   1024 x 4 x 2048 x 2 x 15/16 = 15,728,640 B, 1,048,576 B to each of 15 peers;
+#   one PP send is 1024 x 2048 x 2 = 4,194,304 B;
+# - one GPU's DAG, written as JSON, is a valid workload of its own.
+# Usage: training_commands.sh SHOAL WORKDIR SOURCE_DIR
+set -euo pipefail
+shoal=$1 dir=$2 src=$3
+mkdir -p "$dir"
+failures=0
+expect() {  # expect TEXT OUTPUT
+  if grep -qF -- "$1" <<<"$2"; then echo "ok   $1"; else echo "FAIL missing: $1"; failures=$((failures + 1)); fi
+}
+out=$("$shoal" traffic "$src/configs/examples/qwen-64.toml")
+expect "one EP dispatch (or combine) per GPU, uniform routing: 15728640 B (1048576 B to each of 15 peers)" "$out"
+expect "one PP send: 4194304 B" "$out"
+expect "TP 1 PP 2 EP 16 DP 32 (expert DP 2)" "$out"
+out=$("$shoal" dag "$src/configs/examples/qwen-64.toml" --gpu 5 -o "$dir/gpu5.json")
+expect "GPU 5: 193 tasks, 248 coflows written to $dir/gpu5.json" "$out"
+out=$("$shoal" workload check "$dir/gpu5.json" --gpus 64)
+expect "workload $dir/gpu5.json: valid for 64 GPUs" "$out"
+[ "$failures" -eq 0 ]

@@ -1,0 +1,219 @@
+// The training generator: traffic formulas exactly, the 1F1B critical path
+// without a network, skew, bad factoring, and the PipeMorph effect of a slow
+// PP link (docs/training.md).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "error_checks.hpp"
+#include "shoal/core/comm.hpp"
+#include "shoal/core/simulator.hpp"
+#include "shoal/net/network.hpp"
+#include "shoal/topo/builders.hpp"
+#include "shoal/topo/fabric_config.hpp"
+#include "shoal/work/training_dag.hpp"
+
+namespace shoal::work {
+namespace {
+
+using test::error_of;
+using test::Has;
+
+/// A small MoE model: 4 layers (the first dense), hidden 1024, 8 heads, 16
+/// experts top-2 of FFN 512, dense FFN 2048, vocab 1000, sequence 512.
+JobSpec small_moe() {
+  JobSpec j;
+  j.file = "small-moe";
+  ModelSpec& m = j.model;
+  m.name = "small MoE";
+  m.layers = 4;
+  m.hidden = 1024;
+  m.heads = 8;
+  m.ffn = 2048;
+  m.vocab = 1000;
+  m.sequence = 512;
+  m.experts = 16;
+  m.top_k = 2;
+  m.expert_ffn = 512;
+  m.shared_ffn = 512;
+  m.dense_layers = 1;
+  j.parallel.tp = 2;
+  j.parallel.pp = 2;
+  j.parallel.ep = 4;
+  j.parallel.micro_batches = 3;
+  j.parallel.micro_batch_tokens = 512;
+  return j;
+}
+
+Dag generate(JobSpec& job, std::uint32_t gpus) {
+  job.resolve(gpus);
+  Dag dag;
+  add_training_job(job, dag);
+  dag.resolve();
+  dag.validate(gpus);
+  return dag;
+}
+
+TEST(TrainingTraffic, FormulasExactly) {
+  JobSpec job = small_moe();
+  const Dag dag = generate(job, 64);  // TP 2 x PP 2 x DP 16, EP 4 inside DP, expert DP 4
+  ASSERT_EQ(job.parallel.dp, 16u);
+  const JobTraffic t = job_traffic(job, dag, 8);
+  // EP, uniform routing: tokens/TP x top_k x hidden x bytes x (EP-1)/EP per dispatch.
+  EXPECT_EQ(t.ep_dispatch_per_gpu, 256 * 2 * 1024 * 2 * 3 / 4);
+  EXPECT_EQ(ep_pair_bytes(job), 256 * 2 * 1024 * 2 / 4);
+  // Per GPU per iteration: 4 all-to-alls in each of 3 MoE layers (of 4; 2 per
+  // stage, stage 0 has the dense one) x 3 micro-batches: (2 + 1) / 2 MoE layers per stage on
+  // average.
+  const auto ep_index = static_cast<std::size_t>(CoflowType::kEp);
+  EXPECT_EQ(t.network[ep_index] + t.nvlink[ep_index], t.ep_dispatch_per_gpu * 4 * 3 * 3 / 2);
+  // PP: tokens x hidden x bytes / TP per send; each stage sends 3 (forward or backward).
+  EXPECT_EQ(t.pp_per_send, 512 * 1024 * 2 / 2);
+  const auto pp_index = static_cast<std::size_t>(CoflowType::kPp);
+  EXPECT_EQ(t.network[pp_index] + t.nvlink[pp_index], t.pp_per_send * 3);
+  // TP: two ring all-reduces of tokens x hidden x bytes per layer and pass:
+  // 2 x 2 (TP-1)/TP x S; 2 layers x 2 passes x 3 micro-batches per GPU.
+  EXPECT_EQ(t.tp_per_layer_pass, 2 * 2 * 1 * (512 * 1024 * 2) / 2);
+  const auto tp_index = static_cast<std::size_t>(CoflowType::kTp);
+  EXPECT_EQ(t.network[tp_index] + t.nvlink[tp_index], t.tp_per_layer_pass * 2 * 2 * 3);
+  // DP, ring reduce-scatter: (N-1)/N x S per GPU. Dense parameters of a layer
+  // per TP rank: attention 4 h^2 (+ shared experts 3 h 512 + router h x 16 in MoE
+  // layers, or the dense FFN 3 h 2048), embedding and head h x vocab on the
+  // first and last layer, halved by TP; N = 16.
+  const std::uint64_t h = 1024;
+  const std::uint64_t attention = 4 * h * h, shared = 3 * h * 512 + h * 16, dense = 3 * h * 2048;
+  const std::uint64_t stage0 =
+      (attention + dense + h * 1000) / 2 * 2 + (attention + shared) / 2 * 2;
+  const std::uint64_t stage1 =
+      (attention + shared) / 2 * 2 + (attention + shared + h * 1000) / 2 * 2;
+  EXPECT_EQ(t.dp_dense_per_gpu, static_cast<Bytes>((stage0 * 15 / 16 + stage1 * 15 / 16) / 2));
+  // Experts: 16 / EP = 4 experts of 3 x h x 512 per GPU and MoE layer, over
+  // the expert-DP group of 4: 3/4 of it; 1 MoE layer on stage 0, 2 on stage 1.
+  const std::uint64_t experts = 4 * 3 * h * 512 * 2;
+  EXPECT_EQ(t.dp_expert_per_gpu,
+            static_cast<Bytes>((experts * 3 / 4 * 1 + experts * 3 / 4 * 2) / 2));
+}
+
+TEST(TrainingTraffic, SkewMovesBytesToTheHotMember) {
+  JobSpec job = small_moe();
+  job.skew.hot_ratio = 2.5;
+  job.resolve(64);
+  const std::vector<double> w = ep_weights(job);
+  ASSERT_EQ(w.size(), 4u);
+  EXPECT_DOUBLE_EQ(w[0], 2.5);
+  EXPECT_DOUBLE_EQ(w[1], 0.5);
+  EXPECT_DOUBLE_EQ(w[0] + w[1] + w[2] + w[3], 4.0);
+  job.skew = {1.0, 1.0};  // Zipf: 1, 1/2, 1/3, 1/4 scaled to mean 1
+  const std::vector<double> z = ep_weights(job);
+  EXPECT_NEAR(z[0] / z[3], 4.0, 1e-12);
+  EXPECT_NEAR(z[0] + z[1] + z[2] + z[3], 4.0, 1e-12);
+}
+
+TEST(TrainingJob, BadFactoringIsOneClearError) {
+  JobSpec job = small_moe();
+  job.parallel.dp = 8;
+  job.parallel.gpus = 64;
+  EXPECT_TRUE(Has(error_of([&] { job.resolve(64); }),
+                  "job small-moe: tp x pp x dp = 2 x 2 x 8 = 32 GPUs, but the job has 64"));
+  job = small_moe();
+  job.parallel.ep = 3;
+  EXPECT_TRUE(Has(error_of([&] { job.resolve(64); }), "parallelism.ep (3) must divide dp (16)"));
+  job = small_moe();
+  job.parallel.pp = 3;
+  EXPECT_TRUE(Has(error_of([&] { job.resolve(60); }), "model.layers (4) must divide by pp (3)"));
+  job = small_moe();
+  EXPECT_TRUE(
+      Has(error_of([&] { job.resolve(62); }), "62 GPUs do not factor as tp (2) x pp (2) x dp"));
+}
+
+/// Runs `dag` on `fabric` and returns the results; `slow_link` gets `delay` more latency.
+net::RunResults simulate(const topo::Fabric& fabric, const Dag& dag,
+                         topo::LinkId slow_link = topo::kNoLink, Time delay = 0) {
+  const core::Comm comm = core::Comm::self();
+  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
+  core::EngineOptions engine;
+  engine.progress = false;
+  core::Simulator sim(comm, fabric.layout(), partition, engine);
+  net::Perturbations perturbations;
+  if (slow_link != topo::kNoLink) perturbations.links.push_back({slow_link, 0, 0, delay});
+  net::NetworkOptions options;
+  options.cell_size = 64 * 1024;
+  options.buffer_per_class = 1024 * 1024;
+  net::Network network(fabric, dag, sim, options, perturbations);
+  network.initialize();
+  sim.run(network);
+  return network.results(comm);
+}
+
+Time last_task_end(const net::RunResults& r) {
+  Time end = 0;
+  for (const Time t : r.task_end) end = std::max(end, t);
+  return end;
+}
+
+/// A dense model on 2 GPUs (one per stage), with every time known by hand:
+/// 2 layers, hidden 1024, 8 heads, FFN 4096 (GeLU), vocab 1000, sequence and
+/// micro-batch 512 tokens, 100 TFLOP/s at 100% efficiency, backward 2x.
+JobSpec tiny_dense(std::uint32_t micro_batches) {
+  JobSpec j;
+  j.file = "tiny-dense";
+  j.model = {"tiny", 2, 1024, 8, 0, 4096, 1000, 512, false, 2, 0, 0, 0, 0, 0};
+  j.parallel.pp = 2;
+  j.parallel.micro_batches = micro_batches;
+  j.parallel.micro_batch_tokens = 512;
+  j.gpu.peak_tflops = 100;
+  j.gpu.efficiency = 1.0;
+  return j;
+}
+
+// Without a network (1 Pb/s, 1 ns links) the iteration is the 1F1B critical
+// path. Per micro-batch, forward: attention 512 x (2 x 4h^2 + 4 x 512 x h) =
+// 5,368,709,120 FLOP = 53.687 us; FFN 512 x 2 x 2 x h x 4096 = 8,589,934,592 FLOP
+// = 85.899 us; the head 512 x 2 x h x 1000 = 1,048,576,000 FLOP = 10.486 us on
+// stage 1. So f0 = 139.586 us, f1 = 150.072 us, b = 2f. With 2 micro-batches:
+// stage 0 F0 F1 . B0 B1, stage 1 F0 B0 F1 B1; stage 1's B1 ends at f0 + 2 f1 +
+// 2 b1 = f0 + 6 f1, then stage 0's B1: 3 f0 + 6 f1 = 1,319.19 us.
+TEST(TrainingSchedule, NoNetworkIterationIsTheOneFOneBCriticalPath) {
+  topo::FabricSpec spec;
+  spec.gpus = 2;
+  spec.gpus_per_server = 1;
+  spec.link_rate = 1'000'000'000'000'000;
+  spec.link_latency = kNanosecond;
+  const topo::Fabric fabric = topo::build_single_switch(spec);
+  JobSpec job = tiny_dense(2);
+  const Dag dag = generate(job, 2);
+  EXPECT_NEAR(static_cast<double>(last_task_end(simulate(fabric, dag))) / 1e6, 1319.19, 0.2);
+}
+
+// PipeMorph (digest 003): a delay on a PP link is absorbed at a fixed cost
+// until it exceeds the schedule's slack, then bubbles cascade. Two stages, 8
+// micro-batches, 4 layers (f = 279 us per stage and micro-batch, b = 2f); the
+// delay is on stage 0's uplink, which carries only its forward sends. In
+// Shoal's 1F1B with equal stages the forward send has no slack in the steady
+// state, so below about one operation each unit of delay costs M/2 = 4 (every
+// other micro-batch's activation lies on the critical path); past it the
+// cost per unit grows (measured: 4 up to about 420 us, then 6 to 15).
+TEST(TrainingSchedule, SlowPipelineLinkCostsAFixedMultipleThenCascades) {
+  topo::FabricSpec spec;
+  spec.gpus = 2;
+  spec.gpus_per_server = 1;
+  spec.link_rate = 400'000'000'000;
+  spec.link_latency = kMicrosecond;
+  const topo::Fabric fabric = topo::build_single_switch(spec);
+  JobSpec job = tiny_dense(8);
+  job.model.layers = 4;
+  const Dag dag = generate(job, 2);
+  const topo::LinkId link = fabric.nic_links(0).front();
+  auto iteration = [&](Time d) {
+    return static_cast<double>(last_task_end(simulate(fabric, dag, link, d)));
+  };
+  const double base = iteration(0);
+  const double small = (iteration(200 * kMicrosecond) - base) / (200 * kMicrosecond);
+  const double large =
+      (iteration(800 * kMicrosecond) - iteration(600 * kMicrosecond)) / (200 * kMicrosecond);
+  EXPECT_NEAR(small, 4.0, 0.05) << "below the slack: each unit of delay costs M/2";
+  EXPECT_GT(large, 2 * small) << "past it, bubbles cascade";
+}
+
+}  // namespace
+}  // namespace shoal::work
