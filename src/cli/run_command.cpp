@@ -159,9 +159,12 @@ void report_jobs(const RunSetup& setup, const net::RunResults& r) {
         end[c.labels.iteration] = std::max(end[c.labels.iteration], r.flow_end[c.first_flow + i]);
       }
     }
+    // An iteration's time: from the previous one's end (its last parameter
+    // all-gather) to its own, the first from its first task.
     for (std::uint32_t i = 0; i < p.iterations; ++i) {
-      fmt::print("    iteration {}: {} (from {} to {}, the last parameter all-gather included)\n",
-                 i, format_time(end[i] - start[i]), format_time(start[i]), format_time(end[i]));
+      const Time from = i == 0 ? start[0] : end[i - 1];
+      fmt::print("    iteration {}: {} (ends at {}; its first task started at {})\n", i,
+                 format_time(end[i] - from), format_time(end[i]), format_time(start[i]));
     }
     Time busy_sum = 0, wait_sum = 0, wait_max = 0;
     for (std::uint32_t g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) {
