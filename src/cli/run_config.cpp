@@ -63,7 +63,7 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
     return p.is_absolute() ? p.string() : (std::filesystem::path(path).parent_path() / p).string();
   };
   if (job || jobs) {
-    const std::vector<std::string> files = jobs.value_or(std::vector<std::string>{*job});
+    const std::vector<std::string> files = jobs ? *jobs : std::vector<std::string>{*job};
     if (files.empty()) throw Error(prefix + "workload.jobs is empty");
     for (std::size_t j = 0; j < files.size(); ++j) {
       work::JobSpec spec = work::read_job_file(relative(files[j]));

@@ -4,7 +4,8 @@
 # an incast, with ECMP, with per-cell spraying, with adaptive spraying and ECMP
 # around links that fail mid-run, under hermod with 2 switch classes and the
 # starvation guard, on a dual-plane rail-optimized fabric; the Panel 1
-# comparison of four policies (every policy's table); and a 64-GPU training job.
+# comparison of four policies (every policy's table); a 64-GPU training job; and
+# two jobs sharing a fabric under fair and crux+hermod.
 # Usage: run_determinism.sh SHOAL MPIRUN RANKS WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 ranks=$3 dir=$4 src=$5
@@ -22,6 +23,10 @@ failed_links+='\n[[perturbation]]\nlink = "spine 5 -> leaf 2"\nfail = true\none_
 sed -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" -e 's/^micro_batch_tokens = .*/micro_batch_tokens = 256/' \
   -e 's/^micro_batches = .*/micro_batches = 2/' -e 's/^name = "fair"/name = "hermod"/' \
   "$src/configs/examples/qwen-64.toml" >"$dir/training.toml"
+# Two jobs on one fabric under fair and crux+hermod ([workload] jobs = [...]).
+mkdir -p "$dir/two-jobs"
+cp "$src"/configs/examples/two-jobs/*.toml "$dir/two-jobs/"
+cp "$src/configs/examples/two-jobs.toml" "$dir/two-jobs.toml"
 # The panel on 8 GPUs (two used), servers dealt round-robin so its link crosses ranks.
 { sed 's/^gpus = 2$/gpus = 8/' "$src/configs/examples/case-ii-panel.toml"
   printf '\n[run]\npartition = "round-robin"\n'; } >"$dir/panel.toml"
@@ -30,7 +35,7 @@ sed -e '/^\[topology\]/,/^\[network\]/{/^\[network\]/!d}' "$dir/ecmp.toml" >"$di
   printf 'dual_plane = true\nlink_rate = "100Gbps"\nlink_latency = "1us"\n\n'
   cat "$dir/rest.toml"; } >"$dir/rail.toml"
 failures=0
-for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training rail; do
+for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training two-jobs rail; do
   "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >"$dir/$variant-1.out"
   timeout 300 "$mpirun" -np "$ranks" "$shoal" run "$dir/$variant.toml" --quiet \
     -o "$dir/$variant-$ranks.csv" >"$dir/$variant-$ranks.out"
