@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite through ctest:
 #   1. Release build (build/): unit, MPI (1-4 ranks), parallel HDF5 and CLI tests;
-#   2. ASan + UBSan build (build-asan/) of the unit tests.
+#   2. ASan + UBSan build (build-asan/) of the unit tests and of the executable,
+#      which runs once over every kind of config (tests/cli/sanitized_smoke.sh).
 # Exits non-zero on any failure.
 set -euo pipefail
 cd "$(dirname "$0")"
@@ -14,7 +15,7 @@ cmake --build build -j"$jobs"
 ctest --test-dir build --output-on-failure -j"$jobs"
 
 if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
-  echo "== ASan + UBSan build of the unit tests =="
+  echo "== ASan + UBSan build: unit tests and the executable's smoke run =="
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Debug -DSHOAL_SANITIZE=ON -DSHOAL_UNIT_TESTS_ONLY=ON >/dev/null
   cmake --build build-asan -j"$jobs"
   # Open MPI's own start-up allocations are not ours: leaks are suppressed when a
