@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "run_config.hpp"
+#include "run_output.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/simulator.hpp"
@@ -30,6 +31,7 @@ struct RunArgs {
   std::string config;
   std::vector<std::string> overrides;
   std::string output;
+  bool force = false;
   double progress_interval = 5.0;
 };
 
@@ -314,33 +316,49 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
   });
   if (!ready) return 1;
   const bool several = setup.policies.size() > 1;
+  // -o FILE.h5 (or [output] file) writes HDF5; -o anything else writes the coflow CSV.
+  const std::string output = args.output.empty() ? setup.output : args.output;
+  const bool hdf5 = output.ends_with(".h5") || output.ends_with(".hdf5");
   std::vector<PolicyOutcome> outcomes;
   for (const sched::PolicyConfig& policy : setup.policies) {
     std::unique_ptr<core::Simulator> sim;
     std::unique_ptr<net::Network> network;
+    std::unique_ptr<RunOutput> h5;
+    sched::FlowPriorities priorities;
+    const std::string name = sched::policy_name(policy);
     const bool built = setup_everywhere(world, [&] {
+      if (hdf5) {
+        h5 = std::make_unique<RunOutput>(world, output_for(output, name, several), args.force,
+                                         setup.output_flows);
+      }
       sim = std::make_unique<core::Simulator>(world, setup.fabric->layout(), *setup.partition,
                                               setup.engine);
-      network = std::make_unique<net::Network>(
-          *setup.fabric, setup.dag, *sim, setup.network, setup.perturbations,
-          sched::flow_priorities(setup.dag, *setup.fabric, policy));
+      priorities = sched::flow_priorities(setup.dag, *setup.fabric, policy);
+      net::NetworkOptions options = setup.network;
+      options.record = hdf5;
+      network = std::make_unique<net::Network>(*setup.fabric, setup.dag, *sim, options,
+                                               setup.perturbations, priorities);
+      if (h5) h5->attach(*network);
       network->initialize();
     });
     if (!built) return 1;
-    const std::string name = sched::policy_name(policy);
     const int status = run_or_abort(world, [&] {
       const core::RunSummary summary = sim->run(*network);
       net::RunResults results = network->results(world);
+      const bool delivered =
+          results.bytes_delivered == setup.dag.total_bytes();  // same on every rank
+      if (h5) h5->finish(setup, *network, results, summary, name, priorities, delivered);
       if (world.rank() != 0) return 0;
       fmt::print("{}policy: {}\n", several ? "\n" : "", name);
-      report(setup, summary, results, output_for(args.output, name, several));
+      report(setup, summary, results, hdf5 ? std::string() : output_for(output, name, several));
+      if (h5) fmt::print("  results written to {}\n", output_for(output, name, several));
       if (!setup.jobs.empty()) report_jobs(setup, results);
       const bool complete = std::all_of(results.flow_end.begin(), results.flow_end.end(),
                                         [](Time t) { return t >= 0; });
       if (setup.engine.end_time == kTimeInfinity && !complete) {
         throw Error("the run ended with flows unfinished and no end time: a deadlock");
       }
-      if (complete && results.bytes_delivered != setup.dag.total_bytes()) {
+      if (complete && !delivered) {
         throw Error("conservation: delivered " + std::to_string(results.bytes_delivered) +
                     " bytes of " + std::to_string(setup.dag.total_bytes()));
       }
@@ -364,7 +382,10 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
   cmd->add_option("config", args->config, "Config file (TOML)")
       ->required()
       ->check(CLI::ExistingFile);
-  cmd->add_option("-o,--output", args->output, "Write the coflow table as CSV");
+  cmd->add_option("-o,--output", args->output,
+                  "Write the results: FILE.h5 (HDF5: coflows, flows, compute, iterations, links, "
+                  "meta; docs/output.md) or FILE.csv (the coflow table)");
+  cmd->add_flag("--force", args->force, "Overwrite an existing HDF5 output file");
   cmd->add_option("--set", args->overrides,
                   "Override a config value: TABLE.KEY=VALUE (repeatable), e.g. "
                   "--set network.cell_size=64KiB --set topology.link_rate=400Gbps");

@@ -247,6 +247,11 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
     setup.milestones.push_back(m);
   }
 
+  constexpr std::string_view o = "output";
+  if (const auto out = config.string(o, "file")) setup.output = relative(*out);
+  setup.output_flows = config.boolean(o, "flows").value_or(true);
+  setup.config_path = path;
+
   constexpr std::string_view r = "run";
   setup.engine.seed = static_cast<std::uint64_t>(config.integer(r, "seed").value_or(1));
   setup.engine.end_time = config.time(r, "end").value_or(kTimeInfinity);

@@ -36,6 +36,9 @@ struct RunSetup {
   std::vector<work::JobSpec> jobs;  // training jobs, when the workload is generated from them
   core::EngineOptions engine;
   std::string workload;
+  std::string config_path;
+  std::string output;        // [output] file (an -o option replaces it)
+  bool output_flows = true;  // [output] flows: the per-flow table
 };
 
 /// Reads and checks everything; an Error names the file and key. `ranks`

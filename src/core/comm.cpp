@@ -5,6 +5,7 @@
 #include <boost/mpi/environment.hpp>
 #include <boost/mpi/nonblocking.hpp>
 #include <climits>
+#include <cstring>
 #include <functional>
 
 #include "shoal/core/error.hpp"
@@ -91,6 +92,18 @@ void Comm::exchange_events(std::span<const std::vector<Event>> outboxes,
                                          bytes_of(box.size())));
   }
   mpi::wait_all(requests.begin(), requests.end());
+}
+
+std::int64_t Comm::exclusive_sum(std::int64_t v) const {
+  // scan is inclusive; subtracting our own value makes it exclusive.
+  return mpi::scan(impl_->comm, v, std::plus<std::int64_t>()) - v;
+}
+
+const void* Comm::native() const {
+  static_assert(sizeof(MPI_Comm) <= sizeof(native_storage_));
+  const MPI_Comm handle = static_cast<MPI_Comm>(impl_->comm);
+  std::memcpy(native_storage_, &handle, sizeof handle);
+  return native_storage_;
 }
 
 std::int64_t Comm::sum(std::int64_t v) const {

@@ -63,6 +63,17 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     throw Error("internal: priorities for " + std::to_string(flow_key_.size()) +
                 " flows, DAG has " + std::to_string(dag.flows().size()));
   }
+  if (options.record) {
+    flow_coflow_.resize(dag.flows().size());
+    for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
+      const work::Coflow& coflow = dag.coflows()[c];
+      for (std::uint32_t i = 0; i < coflow.flow_count; ++i) flow_coflow_[coflow.first_flow + i] = c;
+    }
+    flow_recorded_.assign(dag.flows().size(), 0);
+    task_recorded_.assign(dag.tasks().size(), 0);
+    link_bytes_.assign(fabric.link_count() * kClasses, 0);
+    link_busy_.assign(fabric.link_count(), 0);
+  }
   // Key 0 is kept for flows the starvation guard promotes.
   if (options.starvation_after != kTimeInfinity) {
     for (std::uint32_t& k : flow_key_) ++k;
@@ -274,6 +285,11 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   const Time finish = start + serialize;
   Port& port = ports_[link];
   port.busy_until = finish;
+  if (options_.record) {
+    link_bytes_[std::size_t{link} * kClasses + static_cast<std::size_t>(cls)] +=
+        static_cast<std::uint64_t>(bytes);
+    link_busy_[link] += static_cast<std::uint64_t>(serialize);
+  }
   port.credits[cls] -= bytes;
   if (port.queued != 0 || !port.own.empty()) {  // more to send: wake when this cell has left
     port.free_pending = true;
@@ -385,14 +401,29 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
     }
     case kFlowAck: {
       const auto flow = static_cast<std::uint32_t>(ev.payload);
-      runner_.flow_done_at(dag_.flows()[flow].src, flow, ready_);
+      const work::Flow& f = dag_.flows()[flow];
+      if (options_.record) {
+        // The receiver's end time, known here exactly: the ack took the path's latency.
+        flow_records_.push_back({flow, flow_coflow_[flow], f.src, f.dst, f.bytes, flow_start_[flow],
+                                 sim.now() - fabric_.path_latency(f.dst, f.src)});
+        flow_recorded_[flow] = 1;
+      }
+      runner_.flow_done_at(f.src, flow, ready_);
       act(ready_, sim, true);
       return;
     }
     case kComputeDone: {
       const auto task = static_cast<std::uint32_t>(ev.payload);
-      const work::GpuId g = dag_.tasks()[task].gpu;
+      const work::ComputeTask& t = dag_.tasks()[task];
+      const work::GpuId g = t.gpu;
       task_end_[task] = sim.now();
+      if (options_.record) {
+        const work::TaskLabels& l = t.labels;
+        compute_records_.push_back({task, g, l.job, l.iteration, l.micro_batch, l.layer,
+                                    static_cast<std::uint8_t>(l.kind), task_start_[task],
+                                    sim.now()});
+        task_recorded_[task] = 1;
+      }
       gpus_[g].computing = false;
       runner_.task_done(task, ready_);
       act(ready_, sim, false);
@@ -426,6 +457,24 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
   throw Error("internal: unknown network event kind " + std::to_string(ev.tag & 15));
 }
 
+void Network::record_unfinished() {
+  if (!options_.record) return;
+  for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
+    const work::Flow& flow = dag_.flows()[f];
+    if (flow_recorded_[f] != 0 || !sim_.owns(gpu_node(flow.src))) continue;
+    const Time start = flow_start_[f] == kTimeInfinity ? -1 : flow_start_[f];
+    flow_records_.push_back({f, flow_coflow_[f], flow.src, flow.dst, flow.bytes, start, -1});
+  }
+  for (std::uint32_t t = 0; t < dag_.tasks().size(); ++t) {
+    const work::ComputeTask& task = dag_.tasks()[t];
+    if (task_recorded_[t] != 0 || !sim_.owns(gpu_node(task.gpu))) continue;
+    const work::TaskLabels& l = task.labels;
+    const Time start = task_start_[t] == kTimeInfinity ? -1 : task_start_[t];
+    compute_records_.push_back({t, task.gpu, l.job, l.iteration, l.micro_batch, l.layer,
+                                static_cast<std::uint8_t>(l.kind), start, -1});
+  }
+}
+
 RunResults Network::results(const core::Comm& comm) const {
   RunResults r;
   auto gather = [&](const std::vector<Time>& mine, bool earliest, std::vector<Time>& out) {
@@ -450,6 +499,12 @@ RunResults Network::results(const core::Comm& comm) const {
   Bytes delivered = 0;
   for (const Bytes b : received_) delivered += b;
   r.bytes_delivered = comm.sum(delivered);
+  if (options_.record) {
+    r.link_bytes.assign(comm.rank() == 0 ? link_bytes_.size() : 0, 0);
+    comm.sum_to_root(link_bytes_, r.link_bytes);
+    r.link_busy.assign(comm.rank() == 0 ? link_busy_.size() : 0, 0);
+    comm.sum_to_root(link_busy_, r.link_busy);
+  }
   return r;
 }
 

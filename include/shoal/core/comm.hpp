@@ -57,6 +57,10 @@ class Comm {
                        std::vector<Event>& inbox) const;
 
   std::int64_t sum(std::int64_t v) const;
+  /// The sum of v over the ranks below this one.
+  std::int64_t exclusive_sum(std::int64_t v) const;
+  /// Points to the MPI_Comm, for libraries that take one (parallel HDF5).
+  const void* native() const;
   std::int64_t max(std::int64_t v) const;
   std::int64_t min(std::int64_t v) const;
   double max(double v) const;
@@ -76,6 +80,7 @@ class Comm {
   std::unique_ptr<Impl> impl_;
   int rank_ = 0;
   int size_ = 1;
+  mutable std::uint64_t native_storage_[2] = {0, 0};  // holds an MPI_Comm (a pointer or an int)
 };
 
 }  // namespace shoal::core

@@ -179,6 +179,8 @@ RunSummary Simulator::run(Model& model) {
     sync_seconds += std::chrono::duration<double>(synced - mark).count();
     mark = synced;
     progress_.update(next == kTimeInfinity ? last_event_time_ : next, global_events_);
+    // Every rank is here after the same synchronizations: a place for collective work.
+    if constexpr (requires { model.after_sync(*this); }) model.after_sync(*this);
     if (next >= end_time_) {
       reached_end_time_ = next != kTimeInfinity;
       break;

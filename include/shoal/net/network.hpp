@@ -30,8 +30,11 @@
 #include <string>
 #include <vector>
 
+#include <functional>
 #include "shoal/core/simulator.hpp"
+
 #include "shoal/net/keyed_flows.hpp"
+#include "shoal/net/records.hpp"
 #include "shoal/net/ring.hpp"
 #include "shoal/net/round_robin_queue.hpp"
 #include "shoal/net/router.hpp"
@@ -74,6 +77,7 @@ struct NetworkOptions {
   bool cut_through = true;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
   Time starvation_after = kTimeInfinity;  // a flow its NIC has not served that long goes first
+  bool record = false;  // keep flow and compute rows and per-link counters for the output file
   bool switch_round_robin = true;  // round-robin across flows in a class at switches; else FIFO
 };
 
@@ -88,6 +92,10 @@ struct RunResults {
   std::vector<Time> gpu_busy;       // by GPU: time computing
   std::vector<Time> gpu_comm_wait;  // by GPU: time idle until a coflow made a task ready
   std::int64_t bytes_delivered = 0;
+  // With NetworkOptions::record, on rank 0: by link, bytes per class (link * 8 + class) and busy
+  // time.
+  std::vector<std::uint64_t> link_bytes;
+  std::vector<std::uint64_t> link_busy;
 };
 
 class Network {
@@ -130,6 +138,18 @@ class Network {
 
   /// Collective: every flow's and task's times on rank 0 (empty elsewhere).
   RunResults results(const core::Comm& comm) const;
+
+  /// Called by the engine after every window synchronization, on every rank in
+  /// step: runs the hook (the output file's periodic collective flush).
+  void after_sync(core::Simulator&) {
+    if (sync_hook_) sync_hook_();
+  }
+  void set_sync_hook(std::function<void()> hook) { sync_hook_ = std::move(hook); }
+  /// The rows recorded since the last call (NetworkOptions::record).
+  std::vector<FlowRecord>& flow_records() { return flow_records_; }
+  std::vector<ComputeRecord>& compute_records() { return compute_records_; }
+  /// At the end: rows for this rank's flows and tasks that never finished.
+  void record_unfinished();
 
  private:
   enum Kind : std::uint32_t {
@@ -221,6 +241,13 @@ class Network {
   std::vector<Bytes> to_send_;            // by flow: bytes not yet cut into cells (at the sender)
   std::vector<Bytes> received_;           // by flow: bytes arrived (at the receiver)
   std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
+  // Output rows and counters (NetworkOptions::record).
+  std::function<void()> sync_hook_;
+  std::vector<FlowRecord> flow_records_;
+  std::vector<ComputeRecord> compute_records_;
+  std::vector<std::uint32_t> flow_coflow_;  // by flow
+  std::vector<std::uint8_t> flow_recorded_, task_recorded_;
+  std::vector<std::uint64_t> link_bytes_, link_busy_;
 };
 
 }  // namespace shoal::net

@@ -1,0 +1,225 @@
+#include "run_output.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "shoal/io/build_info.hpp"
+
+namespace shoal::cli {
+namespace {
+
+using io::Column;
+using Type = Column::Type;
+
+struct CoflowRow {
+  std::uint32_t id, job, iteration, micro_batch, layer, stage;
+  std::uint8_t type, cls;
+  std::uint32_t key, flows;
+  std::int64_t bytes, start_ps, end_ps;
+};
+
+struct IterationRow {
+  std::uint32_t job, iteration;
+  std::int64_t start_ps, end_ps, exposed_comm_mean_ps, exposed_comm_max_ps;
+};
+
+struct LinkRow {
+  std::uint32_t id, src, dst;
+  std::uint8_t tier;
+  std::int64_t rate_bps, bytes;
+  std::int64_t bytes_c[net::kClasses];
+  std::int64_t busy_ps;
+};
+
+#define SHOAL_COLUMN(row, field, type) \
+  Column { #field, offsetof(row, field), type }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force, bool flows)
+    : comm_(comm), file_(comm, path, force), flows_(flows) {
+  const std::string ps = "ps for *_ps columns; bytes";
+  if (flows_) {
+    flows_table_ = file_.add_table("flows", sizeof(net::FlowRecord),
+                                   {SHOAL_COLUMN(net::FlowRecord, id, Type::kU32),
+                                    SHOAL_COLUMN(net::FlowRecord, coflow, Type::kU32),
+                                    SHOAL_COLUMN(net::FlowRecord, src_gpu, Type::kU32),
+                                    SHOAL_COLUMN(net::FlowRecord, dst_gpu, Type::kU32),
+                                    SHOAL_COLUMN(net::FlowRecord, bytes, Type::kI64),
+                                    SHOAL_COLUMN(net::FlowRecord, start_ps, Type::kI64),
+                                    SHOAL_COLUMN(net::FlowRecord, end_ps, Type::kI64)},
+                                   ps);
+  }
+  compute_table_ = file_.add_table("compute", sizeof(net::ComputeRecord),
+                                   {SHOAL_COLUMN(net::ComputeRecord, task, Type::kU32),
+                                    SHOAL_COLUMN(net::ComputeRecord, gpu, Type::kU32),
+                                    SHOAL_COLUMN(net::ComputeRecord, job, Type::kU32),
+                                    SHOAL_COLUMN(net::ComputeRecord, iteration, Type::kU32),
+                                    SHOAL_COLUMN(net::ComputeRecord, micro_batch, Type::kU32),
+                                    SHOAL_COLUMN(net::ComputeRecord, layer, Type::kU32),
+                                    SHOAL_COLUMN(net::ComputeRecord, kind, Type::kU8),
+                                    SHOAL_COLUMN(net::ComputeRecord, start_ps, Type::kI64),
+                                    SHOAL_COLUMN(net::ComputeRecord, end_ps, Type::kI64)},
+                                   ps);
+  file_.attribute("compute", "kind_names", std::string("other,fwd,bwd,optimizer"));
+  coflows_table_ = file_.add_table(
+      "coflows", sizeof(CoflowRow),
+      {SHOAL_COLUMN(CoflowRow, id, Type::kU32), SHOAL_COLUMN(CoflowRow, job, Type::kU32),
+       SHOAL_COLUMN(CoflowRow, iteration, Type::kU32),
+       SHOAL_COLUMN(CoflowRow, micro_batch, Type::kU32), SHOAL_COLUMN(CoflowRow, layer, Type::kU32),
+       SHOAL_COLUMN(CoflowRow, stage, Type::kU32), SHOAL_COLUMN(CoflowRow, type, Type::kU8),
+       SHOAL_COLUMN(CoflowRow, key, Type::kU32),
+       Column{"class", offsetof(CoflowRow, cls), Type::kU8},
+       SHOAL_COLUMN(CoflowRow, flows, Type::kU32), SHOAL_COLUMN(CoflowRow, bytes, Type::kI64),
+       SHOAL_COLUMN(CoflowRow, start_ps, Type::kI64), SHOAL_COLUMN(CoflowRow, end_ps, Type::kI64)},
+      ps);
+  file_.attribute("coflows", "type_names", std::string("EP,PP,DP,TP,OTHER"));
+  iterations_table_ = file_.add_table("iterations", sizeof(IterationRow),
+                                      {SHOAL_COLUMN(IterationRow, job, Type::kU32),
+                                       SHOAL_COLUMN(IterationRow, iteration, Type::kU32),
+                                       SHOAL_COLUMN(IterationRow, start_ps, Type::kI64),
+                                       SHOAL_COLUMN(IterationRow, end_ps, Type::kI64),
+                                       SHOAL_COLUMN(IterationRow, exposed_comm_mean_ps, Type::kI64),
+                                       SHOAL_COLUMN(IterationRow, exposed_comm_max_ps, Type::kI64)},
+                                      ps);
+  std::vector<Column> link_columns = {
+      SHOAL_COLUMN(LinkRow, id, Type::kU32),       SHOAL_COLUMN(LinkRow, src, Type::kU32),
+      SHOAL_COLUMN(LinkRow, dst, Type::kU32),      SHOAL_COLUMN(LinkRow, tier, Type::kU8),
+      SHOAL_COLUMN(LinkRow, rate_bps, Type::kI64), SHOAL_COLUMN(LinkRow, bytes, Type::kI64)};
+  for (int c = 0; c < net::kClasses; ++c) {
+    link_columns.push_back(Column{"bytes_c" + std::to_string(c),
+                                  offsetof(LinkRow, bytes_c) + sizeof(std::int64_t) * c,
+                                  Type::kI64});
+  }
+  link_columns.push_back(SHOAL_COLUMN(LinkRow, busy_ps, Type::kI64));
+  links_table_ = file_.add_table("links", sizeof(LinkRow), link_columns,
+                                 "bits/s for rate_bps; bytes; ps for busy_ps");
+  file_.attribute("links", "tier_names", std::string("nvlink,host,spine,core"));
+}
+
+void RunOutput::append_records(net::Network& network) {
+  auto& flows = network.flow_records();
+  if (flows_) file_.append(flows_table_, flows.data(), flows.size());
+  flows.clear();
+  auto& compute = network.compute_records();
+  file_.append(compute_table_, compute.data(), compute.size());
+  compute.clear();
+}
+
+void RunOutput::attach(net::Network& network, std::int64_t every) {
+  network.set_sync_hook([this, &network, every] {
+    if (++syncs_ % every == 0) append_records(network);
+  });
+}
+
+void RunOutput::finish(const RunSetup& setup, net::Network& network, const net::RunResults& r,
+                       const core::RunSummary& summary, const std::string& policy,
+                       const sched::FlowPriorities& priorities, bool completed) {
+  network.set_sync_hook({});
+  network.record_unfinished();
+  append_records(network);
+  const work::Dag& dag = setup.dag;
+  std::vector<CoflowRow> coflows;
+  std::vector<IterationRow> iterations;
+  std::vector<LinkRow> links;
+  if (comm_.rank() == 0) {  // the reduced results live on rank 0
+    for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
+      const work::Coflow& coflow = dag.coflows()[c];
+      const work::CoflowLabels& l = coflow.labels;
+      Time start = kTimeInfinity, end = 0;
+      bool done = true;
+      Bytes bytes = 0;
+      for (std::uint32_t i = 0; i < coflow.flow_count; ++i) {
+        const std::uint32_t f = coflow.first_flow + i;
+        start = std::min(start, r.flow_start[f]);
+        end = std::max(end, r.flow_end[f]);
+        done = done && r.flow_end[f] >= 0;
+        bytes += dag.flows()[f].bytes;
+      }
+      const std::uint32_t first = coflow.first_flow;
+      coflows.push_back({c, l.job, l.iteration, l.micro_batch, l.layer, l.stage,
+                         static_cast<std::uint8_t>(l.type),
+                         coflow.flow_count > 0 ? priorities.cls[first] : std::uint8_t{0},
+                         coflow.flow_count > 0 ? priorities.key[first] : 0u, coflow.flow_count,
+                         bytes, start == kTimeInfinity ? -1 : start, done ? end : -1});
+    }
+    for (const work::JobSpec& job : setup.jobs) {
+      const work::ParallelSpec& p = job.parallel;
+      std::vector<Time> start(p.iterations, kTimeInfinity), end(p.iterations, 0);
+      for (std::size_t t = 0; t < dag.tasks().size(); ++t) {
+        const work::TaskLabels& l = dag.tasks()[t].labels;
+        if (l.kind == work::TaskKind::kOther || l.job != job.id) continue;
+        start[l.iteration] = std::min(start[l.iteration], r.task_start[t]);
+        end[l.iteration] = std::max(end[l.iteration], r.task_end[t]);
+      }
+      for (const work::Coflow& c : dag.coflows()) {
+        if (c.labels.job != job.id || c.labels.iteration >= p.iterations) continue;
+        for (std::uint32_t i = 0; i < c.flow_count; ++i) {
+          end[c.labels.iteration] = std::max(end[c.labels.iteration], r.flow_end[c.first_flow + i]);
+        }
+      }
+      // Exposed communication is measured per GPU over the whole run: shared by its iterations.
+      Time wait_sum = 0, wait_max = 0;
+      for (std::uint32_t g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) {
+        wait_sum += r.gpu_comm_wait[g];
+        wait_max = std::max(wait_max, r.gpu_comm_wait[g]);
+      }
+      for (std::uint32_t i = 0; i < p.iterations; ++i) {
+        iterations.push_back({job.id, i, i == 0 ? start[0] : end[i - 1], end[i],
+                              wait_sum / p.gpus / p.iterations, wait_max / p.iterations});
+      }
+    }
+    const topo::Fabric& fabric = *setup.fabric;
+    for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
+      const topo::Link& link = fabric.link(l);
+      LinkRow row{l, link.from, link.to, static_cast<std::uint8_t>(link.tier), link.rate, 0, {}, 0};
+      for (int c = 0; c < net::kClasses; ++c) {
+        row.bytes_c[c] = r.link_bytes.empty()
+                             ? 0
+                             : static_cast<std::int64_t>(r.link_bytes[l * net::kClasses + c]);
+        row.bytes += row.bytes_c[c];
+      }
+      row.busy_ps = r.link_busy.empty() ? 0 : static_cast<std::int64_t>(r.link_busy[l]);
+      links.push_back(row);
+    }
+  }
+  file_.append(coflows_table_, coflows.data(), coflows.size());
+  file_.append(iterations_table_, iterations.data(), iterations.size());
+  file_.append(links_table_, links.data(), links.size());
+
+  const io::BuildInfo build = io::build_info();
+  file_.attribute("meta", "config", read_text(setup.config_path));
+  file_.attribute("meta", "version", build.shoal_version);
+  file_.attribute("meta", "commit", build.git_commit);
+  file_.attribute("meta", "seed", static_cast<std::int64_t>(setup.engine.seed));
+  file_.attribute("meta", "ranks", static_cast<std::int64_t>(summary.ranks));
+  file_.attribute("meta", "partition", summary.partition);
+  file_.attribute("meta", "cell_size", static_cast<std::int64_t>(setup.network.cell_size));
+  file_.attribute("meta", "wall_seconds", summary.wall_seconds);
+  file_.attribute("meta", "events", summary.events);
+  file_.attribute("meta", "completed", static_cast<std::int64_t>(completed ? 1 : 0));
+  file_.attribute("meta", "policy", policy);
+  file_.attribute("meta", "fabric",
+                  setup.fabric->kind() + " (" + setup.fabric->description() + ")");
+  file_.attribute("meta", "gpus", static_cast<std::int64_t>(setup.fabric->gpu_count()));
+  BitsPerSecond rate = 0;
+  for (topo::LinkId l = 0; l < setup.fabric->link_count(); ++l) {
+    if (setup.fabric->link(l).tier == topo::Tier::kHost) {
+      rate = setup.fabric->link(l).rate;
+      break;
+    }
+  }
+  file_.attribute("meta", "link_rate_bps", static_cast<std::int64_t>(rate));
+  file_.attribute("meta", "workload", setup.workload);
+  file_.commit();
+}
+
+}  // namespace shoal::cli

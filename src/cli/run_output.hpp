@@ -1,0 +1,41 @@
+// The HDF5 output of one run (docs/output.md): flows and compute rows appended
+// collectively as the run goes, coflows, iterations, links and /meta at the end.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "run_config.hpp"
+#include "shoal/core/comm.hpp"
+#include "shoal/core/simulator.hpp"
+#include "shoal/io/hdf5_table.hpp"
+#include "shoal/net/network.hpp"
+#include "shoal/sched/policy.hpp"
+
+namespace shoal::cli {
+
+class RunOutput {
+ public:
+  /// Collective. `flows`: write /flows (off for huge runs).
+  RunOutput(const core::Comm& comm, const std::string& path, bool force, bool flows);
+
+  /// Appends the network's rows every `every` synchronizations (collective, in step).
+  void attach(net::Network& network, std::int64_t every = 256);
+  /// Collective: the last rows, the end tables and /meta; renames the file.
+  void finish(const RunSetup& setup, net::Network& network, const net::RunResults& results,
+              const core::RunSummary& summary, const std::string& policy,
+              const sched::FlowPriorities& priorities, bool completed);
+
+ private:
+  void append_records(net::Network& network);
+
+  const core::Comm& comm_;
+  io::Hdf5File file_;
+  bool flows_;
+  std::size_t flows_table_ = 0, compute_table_ = 0, coflows_table_ = 0, iterations_table_ = 0,
+              links_table_ = 0;
+  std::int64_t syncs_ = 0;
+};
+
+}  // namespace shoal::cli

@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# The HDF5 output (docs/output.md) at 1 and N ranks: every dataset, sorted by its
+# key columns, is identical; /meta says completed = 1 and the rank count; an
+# existing file is refused without --force; [output] flows = false leaves /flows
+# out; several compared policies write one file each.
+# Usage: hdf5_output.sh SHOAL MPIRUN RANKS WORKDIR SOURCE_DIR
+set -euo pipefail
+shoal=$1 mpirun=$2 ranks=$3 dir=$4 src=$5
+py=/usr/bin/python3  # Debian's Python, where python3-h5py lives
+mkdir -p "$dir"
+rm -f "$dir"/*.h5 "$dir"/*.partial
+sed -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" -e 's/^micro_batch_tokens = .*/micro_batch_tokens = 256/' \
+  -e 's/^micro_batches = .*/micro_batches = 2/' -e 's/^name = "fair"/name = "hermod"/' \
+  "$src/configs/examples/qwen-64.toml" >"$dir/training.toml"
+cp "$src/configs/examples/case-ii-panel.toml" "$dir/panel.toml"
+failures=0
+for n in 1 "$ranks"; do
+  timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/training.toml" --quiet -o "$dir/training-$n.h5" >/dev/null
+  timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/panel.toml" --quiet -o "$dir/panel-$n.h5" \
+    --set run.partition=block --set topology.gpus=8 >/dev/null
+done
+"$py" - "$dir" "$ranks" <<'PY' || failures=$((failures + 1))
+import sys, h5py, numpy as np
+d, n = sys.argv[1], int(sys.argv[2])
+keys = {"coflows": ["id"], "flows": ["id"], "compute": ["task"], "iterations": ["job", "iteration"], "links": ["id"]}
+def load(path):
+    with h5py.File(path, "r") as f:
+        tables = {k: np.sort(f[k][:], order=o) for k, o in keys.items() if k in f}
+        return tables, dict(f["meta"].attrs)
+bad = 0
+for name in ["training"] + ["panel-%s" % p for p in ("fair", "lina", "ep-pp-first", "hermod")]:
+    stem, _, policy = name.partition("-")
+    one = "%s/%s-1%s.h5" % (d, stem, "-" + policy if policy else "")
+    many = "%s/%s-%d%s.h5" % (d, stem, n, "-" + policy if policy else "")
+    a, ma = load(one)
+    b, mb = load(many)
+    same = all(np.array_equal(a[k], b[k]) for k in a) and a.keys() == b.keys()
+    ok = same and ma["completed"] == 1 and mb["completed"] == 1 and mb["ranks"] == n
+    rows = ", ".join("%s %d" % (k, len(v)) for k, v in a.items())
+    print("%s   %s at 1 and %d ranks: %s (%s)" % ("ok" if ok else "FAIL", name, n, "identical" if same else "DIFFERENT", rows))
+    bad += not ok
+with h5py.File("%s/training-1.h5" % d, "r") as f:
+    c = f["coflows"][:]
+    assert f["meta"].attrs["policy"] == "hermod", f["meta"].attrs["policy"]
+    assert len(f["iterations"]) == 1 and f["iterations"][0]["end_ps"] == max(c["end_ps"].max(), f["compute"]["end_ps"].max())
+    flows = f["flows"][:]
+    assert (flows["end_ps"] >= flows["start_ps"]).all() and flows["bytes"].sum() == c["bytes"].sum()
+    print("ok   training: iteration end = last coflow or task end; flow bytes sum to coflow bytes")
+sys.exit(1 if bad else 0)
+PY
+# Refused without --force; flows off.
+if "$shoal" run "$dir/training.toml" --quiet -o "$dir/training-1.h5" 2>"$dir/exists.err"; then
+  echo "FAIL an existing file was overwritten without --force"; failures=$((failures + 1))
+elif grep -q "training-1.h5 exists (use --force to overwrite it)" "$dir/exists.err"; then
+  echo "ok   an existing file is refused without --force"
+else
+  echo "FAIL unexpected error: $(cat "$dir/exists.err")"; failures=$((failures + 1))
+fi
+printf '\n[output]\nfile = "no-flows.h5"\nflows = false\n' >>"$dir/training.toml"
+"$shoal" run "$dir/training.toml" --quiet --force >/dev/null
+if "$py" -c "import h5py, sys; f = h5py.File('$dir/no-flows.h5', 'r'); sys.exit('flows' in f)"; then
+  echo "ok   [output] flows = false: no /flows"
+else
+  echo "FAIL /flows written although [output] flows = false"; failures=$((failures + 1))
+fi
+[ "$failures" -eq 0 ]
