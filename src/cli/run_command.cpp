@@ -15,6 +15,7 @@
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/simulator.hpp"
+#include "shoal/core/stop_signal.hpp"
 #include "shoal/io/config_file.hpp"
 #include "shoal/net/network.hpp"
 #include "shoal/sched/policy.hpp"
@@ -309,6 +310,7 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
 
 int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& global) {
   RunSetup setup;
+  core::install_stop_handlers();
   const bool ready = setup_everywhere(world, [&] {
     read_config(args.config, args.overrides, world.size(), setup);
     setup.engine.progress = !global.quiet;
@@ -347,7 +349,23 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
       net::RunResults results = network->results(world);
       const bool delivered =
           results.bytes_delivered == setup.dag.total_bytes();  // same on every rank
-      if (h5) h5->finish(setup, *network, results, summary, name, priorities, delivered);
+      if (h5) {
+        h5->finish(setup, *network, results, summary, name, priorities,
+                   delivered && !summary.stopped);
+      }
+      if (summary.stopped) {
+        // SIGTERM or SIGINT (a time limit): what was simulated is written, marked incomplete.
+        if (world.rank() == 0) {
+          const std::string by = core::stop_signal_name()[0] != '\0' ? core::stop_signal_name()
+                                                                     : "a signal to another rank";
+          fmt::print(stderr, "shoal: stopped by {} at simulated time {}{}\n", by,
+                     format_time(summary.simulated_time),
+                     h5 ? "; " + output_for(output, name, several) +
+                              " holds the results so far (completed = 0)"
+                        : "");
+        }
+        return 3;
+      }
       if (world.rank() != 0) return 0;
       fmt::print("{}policy: {}\n", several ? "\n" : "", name);
       report(setup, summary, results, hdf5 ? std::string() : output_for(output, name, several));

@@ -82,8 +82,7 @@ Partition Partition::from_strategy(const Layout& layout, int ranks, Strategy str
 }
 
 Partition Partition::from_atom_ranks(const Layout& layout, int ranks,
-                                     std::vector<std::int32_t> atom_rank,
-                                     std::string description) {
+                                     std::vector<std::int32_t> atom_rank, std::string description) {
   if (atom_rank.size() != layout.atom_count()) {
     throw Error("partition " + description + ": " + std::to_string(atom_rank.size()) +
                 " atoms assigned, the layout has " + std::to_string(layout.atom_count()));

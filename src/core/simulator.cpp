@@ -1,5 +1,7 @@
 #include "shoal/core/simulator.hpp"
 
+#include "shoal/core/stop_signal.hpp"
+
 #include <algorithm>
 
 #include "shoal/core/error.hpp"
@@ -48,14 +50,16 @@ void Simulator::schedule_initial(EntityId source, EntityId target, Time time, st
 
 Time Simulator::synchronize() {
   const Time local_next = queue_.empty() ? kTimeInfinity : queue_.top().time;
+  const std::int64_t stop = stop_requested() ? 1 : 0;
   if (comm_.size() == 1) {
     global_events_ = events_;
     events_at_sync_ = events_;
+    stopped_ = stop != 0;
     return local_next;
   }
   const Time mine = std::min(local_next, next_outgoing_);
   for (std::size_t r = 0; r < outboxes_.size(); ++r) {
-    slots_out_[r] = {static_cast<std::int64_t>(outboxes_[r].size()), mine, events_, 0};
+    slots_out_[r] = {static_cast<std::int64_t>(outboxes_[r].size()), mine, events_, stop};
   }
   comm_.exchange_slots(slots_out_, slots_in_);
   Time global_next = kTimeInfinity;
@@ -63,6 +67,7 @@ Time Simulator::synchronize() {
   for (const WindowSlot& slot : slots_in_) {
     global_next = std::min(global_next, slot.next_time);
     total_events += slot.events;
+    stopped_ = stopped_ || slot.flags != 0;  // any rank asked: all stop after this window
   }
   inbox_.clear();
   comm_.exchange_events(outboxes_, slots_in_, inbox_);
@@ -93,6 +98,7 @@ RunSummary Simulator::summarize(double wall_seconds, double sync_seconds,
   const bool reached_end = end_time_ != kTimeInfinity &&
                            comm_.max(std::int64_t{reached_end_time_ || events_beyond_end_}) != 0;
   s.simulated_time = reached_end ? end_time_ : comm_.max(last_event_time_);
+  s.stopped = stopped_;
   return s;
 }
 

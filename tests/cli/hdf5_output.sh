@@ -63,4 +63,21 @@ if "$py" -c "import h5py, sys; f = h5py.File('$dir/no-flows.h5', 'r'); sys.exit(
 else
   echo "FAIL /flows written although [output] flows = false"; failures=$((failures + 1))
 fi
+# SIGTERM mid-run (Slurm's time limit), to one process of a 1-rank and of a
+# 2-rank run: exit 3, a readable file with completed = 0.
+for n in 1 2; do
+  rm -f "$dir/stopped-$n.h5"
+  sed 's/^micro_batch_tokens = .*/micro_batch_tokens = 1024/' "$dir/training.toml" | sed '/^\[output\]/,$d' >"$dir/long.toml"
+  timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/long.toml" --quiet -o "$dir/stopped-$n.h5" 2>"$dir/stopped-$n.err" &
+  launcher=$!
+  sleep 3
+  pkill -TERM -f "shoal run $dir/long.toml" -n || true  # the newest: one rank
+  rc=0; wait "$launcher" || rc=$?
+  if [ "$rc" -ne 0 ] && grep -q "stopped by" "$dir/stopped-$n.err" &&
+    "$py" -c "import h5py, sys; f = h5py.File('$dir/stopped-$n.h5', 'r'); sys.exit(f['meta'].attrs['completed'] != 0 or len(f['coflows']) == 0)"; then
+    echo "ok   SIGTERM at $n rank(s): exit $rc, $(grep -o 'stopped by [A-Za-z ]*at simulated time [^;]*' "$dir/stopped-$n.err"), file readable, completed = 0"
+  else
+    echo "FAIL SIGTERM at $n rank(s): exit $rc, $(cat "$dir/stopped-$n.err")"; failures=$((failures + 1))
+  fi
+done
 [ "$failures" -eq 0 ]

@@ -26,6 +26,7 @@
 #include "shoal/core/layout.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/progress.hpp"
+#include "shoal/core/stop_signal.hpp"
 #include "shoal/core/random.hpp"
 
 namespace shoal::core {
@@ -50,6 +51,7 @@ struct RunSummary {
   double wall_seconds = 0;
   double sync_share_mean = 0;  // share of a rank's loop time spent synchronizing
   double sync_share_max = 0;
+  bool stopped = false;  // a rank received SIGTERM or SIGINT: every rank stopped after one window
   double events_per_second() const { return wall_seconds > 0 ? events / wall_seconds : 0; }
 };
 
@@ -163,6 +165,7 @@ class Simulator {
   std::int64_t global_events_ = 0;  // all ranks, as of the last synchronization
   std::int64_t events_at_sync_ = 0;
   bool reached_end_time_ = false;
+  bool stopped_ = false;
   bool events_beyond_end_ = false;  // an event was scheduled at or after end_time_
   Progress progress_;
 };
@@ -181,6 +184,7 @@ RunSummary Simulator::run(Model& model) {
     progress_.update(next == kTimeInfinity ? last_event_time_ : next, global_events_);
     // Every rank is here after the same synchronizations: a place for collective work.
     if constexpr (requires { model.after_sync(*this); }) model.after_sync(*this);
+    if (stopped_) break;
     if (next >= end_time_) {
       reached_end_time_ = next != kTimeInfinity;
       break;
@@ -203,6 +207,11 @@ RunSummary Simulator::run(Model& model) {
       replace_top_pending_ = false;
       if ((++events_ & 0xFFFF) == 0) [[unlikely]] {
         progress_.update(now_, global_events_ + (events_ - events_at_sync_) * ranks);
+        // One rank has a single unbounded window: look for a stop request here too.
+        if (ranks == 1 && stop_requested()) {
+          last_event_time_ = now_;
+          break;
+        }
       }
     }
     if (events_ > 0) last_event_time_ = std::max(last_event_time_, now_);
