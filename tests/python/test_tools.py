@@ -355,5 +355,78 @@ class ToolsTest(unittest.TestCase):
             self.assertIn("--gpus", res.stdout)
 
 
+UNIT_PS = {"ps": 1, "ns": 10**3, "us": 10**6, "ms": 10**9, "s": 10**12}
+
+
+def shoal_time(text):
+    """'206.73856 us' (shoal's exact format_time) -> picoseconds."""
+    from decimal import Decimal
+    value, unit = text.split()
+    return int(Decimal(value) * UNIT_PS[unit])
+
+
+@unittest.skipUnless(os.environ.get("SHOAL_BIN"),
+                     "set SHOAL_BIN=build/shoal to test on a real output file")
+class RealRunTest(unittest.TestCase):
+    """The tools on a small real `shoal run` output (64-GPU Qwen example,
+    shrunk to about 2 s): their numbers match what `shoal run` prints."""
+
+    @classmethod
+    def setUpClass(cls):
+        import re
+        cls.tmp = tempfile.mkdtemp(prefix="shoal-tools-real-")
+        cls.h5 = os.path.join(cls.tmp, "qwen.h5")
+        config = os.path.join(ROOT, "configs", "examples", "qwen-64.toml")
+        run = subprocess.run(
+            [os.environ["SHOAL_BIN"], "run", config, "--set", "job.micro_batches=2",
+             "--set", "job.micro_batch_tokens=128", "--set", "network.cell_size=256KiB",
+             "--quiet", "-o", cls.h5], capture_output=True, text=True, timeout=300)
+        if run.returncode != 0:
+            raise RuntimeError(f"shoal run failed: {run.stderr[-2000:]}")
+        cls.cct = {m[0]: (int(m[1]), shoal_time(m[2]), shoal_time(m[3])) for m in re.findall(
+            r"CCT (\w+)\s+n=(\d+) p50 ([\d.]+ \w+) p99 ([\d.]+ \w+)", run.stdout)}
+        cls.iterations = [shoal_time(t) for t in
+                          re.findall(r"iteration \d+: ([\d.]+ \w+) \(ends", run.stdout)]
+        cls.out = os.path.join(cls.tmp, "report")
+        cls.res = run_all({
+            "report": command(REPORT, cls.h5, "-o", cls.out, "--gpus", "0-1"),
+            "trace": command(TRACE, cls.h5, "--gpus", "0-3", "-o",
+                             os.path.join(cls.tmp, "trace.json")),
+        })
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def test_report_matches_shoal_run(self):
+        res = self.res["report"]
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(os.path.join(self.out, "summary.csv")) as r:
+            row = next(csv.DictReader(r))
+        self.assertTrue(self.cct)
+        for t, (n, p50, p99) in self.cct.items():
+            with self.subTest(type=t):
+                self.assertEqual(int(row[f"cct_n_{t}"]), n)
+                self.assertEqual(int(float(row[f"cct_p50_ps_{t}"])), p50)
+                self.assertEqual(int(float(row[f"cct_p99_ps_{t}"])), p99)
+        self.assertEqual(row["completed"], "True")
+        self.assertEqual(int(row["gpus"]), 64)
+        self.assertEqual(row["policy"], "fair")
+        if self.iterations:
+            self.assertAlmostEqual(float(row["iter_time_ps_job0"]), np.mean(self.iterations),
+                                   delta=1)
+        for name in ("cct_cdf_EP.png", "link_util_qwen.png", "timeline_qwen.png"):
+            self.assertGreater(os.path.getsize(os.path.join(self.out, name)), 1000)
+
+    def test_trace_of_real_run(self):
+        res = self.res["trace"]
+        self.assertEqual(res.returncode, 0, res.stderr)
+        with open(os.path.join(self.tmp, "trace.json")) as r:
+            trace = json.load(r)
+        ToolsTest.check_trace_shape(self, trace, [0, 1, 2, 3])
+        names = {e["name"].split()[0] for e in trace["traceEvents"] if e["ph"] == "X"}
+        self.assertTrue({"fwd", "bwd", "EP", "DP"} <= names, names)
+
+
 if __name__ == "__main__":
     unittest.main()
