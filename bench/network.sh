@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Network benchmarks of issue 3: wall time, events and peak memory of each
 # bench/configs/*.toml run on 1 rank and on 2 ranks. Build first (./run.sh).
-# Usage: bench/network.sh [CONFIG...]   (default: every bench/configs/*.toml run config)
+# Usage: bench/network.sh [CONFIG...]   (default: the three issue-3 benchmarks below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 configs=("$@")
-[ ${#configs[@]} -gt 0 ] || configs=(bench/configs/a2a-1024.toml bench/configs/permutation-8192.toml)
+[ ${#configs[@]} -gt 0 ] || configs=(bench/configs/a2a-1024.toml bench/configs/permutation-8192.toml bench/configs/ep-8192.toml)
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F)"
 echo
 echo "| config | ranks | wall s | events | M events/s | peak MB | result |"
