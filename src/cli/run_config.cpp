@@ -250,6 +250,13 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   constexpr std::string_view o = "output";
   if (const auto out = config.string(o, "file")) setup.output = relative(*out);
   setup.output_flows = config.boolean(o, "flows").value_or(true);
+  // Time-binned utilisation of the busiest links (docs/output.md).
+  setup.network.link_util_bin = config.time(o, "link_util_bin").value_or(100 * kMicrosecond);
+  if (setup.network.link_util_bin <= 0)
+    throw Error(prefix + "output.link_util_bin must be positive");
+  const std::int64_t top = config.integer(o, "link_util_top").value_or(20);
+  if (top < 0) throw Error(prefix + "output.link_util_top must not be negative");
+  setup.network.link_util_top = static_cast<std::uint32_t>(top);
   setup.config_path = path;
 
   constexpr std::string_view r = "run";

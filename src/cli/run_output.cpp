@@ -24,6 +24,12 @@ struct IterationRow {
   std::int64_t start_ps, end_ps, exposed_comm_mean_ps, exposed_comm_max_ps;
 };
 
+struct LinkUtilRow {
+  std::uint32_t link, bin;
+  std::int64_t start_ps, bytes;
+  double utilization;  // bytes / (rate x bin width)
+};
+
 struct LinkRow {
   std::uint32_t id, src, dst;
   std::uint8_t tier;
@@ -103,6 +109,14 @@ RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force
   links_table_ = file_.add_table("links", sizeof(LinkRow), link_columns,
                                  "bits/s for rate_bps; bytes; ps for busy_ps");
   file_.attribute("links", "tier_names", std::string("nvlink,host,spine,core"));
+  link_util_table_ = file_.add_table(
+      "link_util", sizeof(LinkUtilRow),
+      {SHOAL_COLUMN(LinkUtilRow, link, Type::kU32), SHOAL_COLUMN(LinkUtilRow, bin, Type::kU32),
+       SHOAL_COLUMN(LinkUtilRow, start_ps, Type::kI64),
+       SHOAL_COLUMN(LinkUtilRow, bytes, Type::kI64),
+       SHOAL_COLUMN(LinkUtilRow, utilization, Type::kF64)},
+      "ps for start_ps; bytes sent in the bin (cells counted in the bin they start in); "
+      "utilization = bytes x 8 / (rate x bin width)");
 }
 
 void RunOutput::append_records(net::Network& network) {
@@ -194,6 +208,20 @@ void RunOutput::finish(const RunSetup& setup, net::Network& network, const net::
   file_.append(coflows_table_, coflows.data(), coflows.size());
   file_.append(iterations_table_, iterations.data(), iterations.size());
   file_.append(links_table_, links.data(), links.size());
+  std::vector<LinkUtilRow> util;
+  const Time width = setup.network.link_util_bin;
+  for (std::size_t i = 0; i < r.link_util_links.size(); ++i) {
+    const topo::LinkId l = r.link_util_links[i];
+    const double capacity = static_cast<double>(setup.fabric->link(l).rate) / 8.0 *
+                            static_cast<double>(width) / 1e12;  // bytes per bin
+    for (std::uint64_t b = 0; b < r.link_util_bins; ++b) {
+      const auto bytes = static_cast<std::int64_t>(r.link_util_bytes[i * r.link_util_bins + b]);
+      util.push_back({l, static_cast<std::uint32_t>(b), static_cast<std::int64_t>(b) * width, bytes,
+                      static_cast<double>(bytes) / capacity});
+    }
+  }
+  file_.append(link_util_table_, util.data(), util.size());
+  file_.attribute("link_util", "bin_ps", static_cast<std::int64_t>(width));
 
   const io::BuildInfo build = io::build_info();
   file_.attribute("meta", "config", read_text(setup.config_path));

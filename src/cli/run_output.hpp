@@ -34,7 +34,7 @@ class RunOutput {
   io::Hdf5File file_;
   bool flows_;
   std::size_t flows_table_ = 0, compute_table_ = 0, coflows_table_ = 0, iterations_table_ = 0,
-              links_table_ = 0;
+              links_table_ = 0, link_util_table_ = 0;
   std::int64_t syncs_ = 0;
 };
 

@@ -138,6 +138,12 @@ void Comm::sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_
   reduce_to_root(impl_->comm, in, out, std::plus<std::uint64_t>());
 }
 
+void Comm::sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
+  if (in.empty()) return;
+  mpi::all_reduce(impl_->comm, in.data(), static_cast<int>(in.size()), out.data(),
+                  std::plus<std::uint64_t>());
+}
+
 void Comm::min_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const {
   reduce_to_root(impl_->comm, in, out, mpi::minimum<std::int64_t>());
 }

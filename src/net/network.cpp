@@ -73,6 +73,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     task_recorded_.assign(dag.tasks().size(), 0);
     link_bytes_.assign(fabric.link_count() * kClasses, 0);
     link_busy_.assign(fabric.link_count(), 0);
+    if (options.link_util_bin > 0) link_bins_.resize(fabric.link_count());
   }
   // Key 0 is kept for flows the starvation guard promotes.
   if (options.starvation_after != kTimeInfinity) {
@@ -289,6 +290,12 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
     link_bytes_[std::size_t{link} * kClasses + static_cast<std::size_t>(cls)] +=
         static_cast<std::uint64_t>(bytes);
     link_busy_[link] += static_cast<std::uint64_t>(serialize);
+    if (options_.link_util_bin > 0) {  // a cell counts in the bin it starts in
+      auto& bins = link_bins_[link];
+      const auto bin = static_cast<std::size_t>(start / options_.link_util_bin);
+      if (bins.size() <= bin) bins.resize(bin + 1, 0);
+      bins[bin] += static_cast<std::uint64_t>(bytes);
+    }
   }
   port.credits[cls] -= bytes;
   if (port.queued != 0 || !port.own.empty()) {  // more to send: wake when this cell has left
@@ -504,6 +511,36 @@ RunResults Network::results(const core::Comm& comm) const {
     comm.sum_to_root(link_bytes_, r.link_bytes);
     r.link_busy.assign(comm.rank() == 0 ? link_busy_.size() : 0, 0);
     comm.sum_to_root(link_busy_, r.link_busy);
+  }
+  if (options_.record && options_.link_util_bin > 0) {
+    // Every rank learns every link's total (each link is counted on one rank),
+    // so all pick the same busiest links; their bins are summed onto rank 0.
+    std::vector<std::uint64_t> total(fabric_.link_count(), 0), all(fabric_.link_count(), 0);
+    std::uint64_t bins = 0;
+    for (topo::LinkId l = 0; l < fabric_.link_count(); ++l) {
+      for (int c = 0; c < kClasses; ++c) total[l] += link_bytes_[std::size_t{l} * kClasses + c];
+      bins = std::max<std::uint64_t>(bins, link_bins_[l].size());
+    }
+    comm.sum_all(total, all);
+    bins = static_cast<std::uint64_t>(comm.max(static_cast<std::int64_t>(bins)));
+    std::vector<topo::LinkId> order(fabric_.link_count());
+    for (topo::LinkId l = 0; l < order.size(); ++l) order[l] = l;
+    const std::size_t top = std::min<std::size_t>(options_.link_util_top, order.size());
+    std::partial_sort(
+        order.begin(), order.begin() + static_cast<std::ptrdiff_t>(top), order.end(),
+        [&](topo::LinkId a, topo::LinkId b) { return all[a] != all[b] ? all[a] > all[b] : a < b; });
+    order.resize(top);
+    std::vector<std::uint64_t> mine(top * bins, 0);
+    for (std::size_t i = 0; i < top; ++i) {
+      const auto& b = link_bins_[order[i]];
+      std::copy(b.begin(), b.end(), mine.begin() + static_cast<std::ptrdiff_t>(i * bins));
+    }
+    r.link_util_bytes.assign(comm.rank() == 0 ? mine.size() : 0, 0);
+    comm.sum_to_root(mine, r.link_util_bytes);
+    if (comm.rank() == 0) {
+      r.link_util_links = order;
+      r.link_util_bins = bins;
+    }
   }
   return r;
 }

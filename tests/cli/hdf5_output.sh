@@ -22,7 +22,7 @@ done
 "$py" - "$dir" "$ranks" <<'PY' || failures=$((failures + 1))
 import sys, h5py, numpy as np
 d, n = sys.argv[1], int(sys.argv[2])
-keys = {"coflows": ["id"], "flows": ["id"], "compute": ["task"], "iterations": ["job", "iteration"], "links": ["id"]}
+keys = {"coflows": ["id"], "flows": ["id"], "compute": ["task"], "iterations": ["job", "iteration"], "links": ["id"], "link_util": ["link", "bin"]}
 def load(path):
     with h5py.File(path, "r") as f:
         tables = {k: np.sort(f[k][:], order=o) for k, o in keys.items() if k in f}

@@ -77,8 +77,10 @@ struct NetworkOptions {
   bool cut_through = true;
   LoadBalancing load_balancing = LoadBalancing::kEcmp;
   Time starvation_after = kTimeInfinity;  // a flow its NIC has not served that long goes first
-  bool record = false;  // keep flow and compute rows and per-link counters for the output file
-  bool switch_round_robin = true;  // round-robin across flows in a class at switches; else FIFO
+  bool record = false;     // keep flow and compute rows and per-link counters for the output file
+  Time link_util_bin = 0;  // with record: bytes per link per bin of this width (0: off)
+  std::uint32_t link_util_top = 20;  // ... reported for this many of the busiest links
+  bool switch_round_robin = true;    // round-robin across flows in a class at switches; else FIFO
 };
 
 /// Throws an Error naming the bad option (cell size, buffer smaller than a cell).
@@ -96,6 +98,11 @@ struct RunResults {
   // time.
   std::vector<std::uint64_t> link_bytes;
   std::vector<std::uint64_t> link_busy;
+  // With link_util_bin, on rank 0: the busiest links (by bytes) and, per link,
+  // bytes sent in each bin (link_util_links.size() x link_util_bins values).
+  std::vector<topo::LinkId> link_util_links;
+  std::uint64_t link_util_bins = 0;
+  std::vector<std::uint64_t> link_util_bytes;
 };
 
 class Network {
@@ -248,6 +255,7 @@ class Network {
   std::vector<std::uint32_t> flow_coflow_;  // by flow
   std::vector<std::uint8_t> flow_recorded_, task_recorded_;
   std::vector<std::uint64_t> link_bytes_, link_busy_;
+  std::vector<std::vector<std::uint64_t>> link_bins_;  // by link: bytes by start time bin
 };
 
 }  // namespace shoal::net
