@@ -130,7 +130,10 @@ void RunOutput::append_records(net::Network& network) {
 
 void RunOutput::attach(net::Network& network, std::int64_t every) {
   network.set_sync_hook([this, &network, every] {
-    if (++syncs_ % every == 0) append_records(network);
+    if (++syncs_ % every != 0) return;
+    append_records(network);
+    // On disk now: if a rank fails later, the .partial file is readable up to here.
+    file_.flush();
   });
 }
 

@@ -63,6 +63,20 @@ if "$py" -c "import h5py, sys; f = h5py.File('$dir/no-flows.h5', 'r'); sys.exit(
 else
   echo "FAIL /flows written although [output] flows = false"; failures=$((failures + 1))
 fi
+# A rank fails mid-run (every uplink of leaf 0 down at 50 ms: no path left):
+# all ranks stop with the message, and the .partial file opens with what was
+# flushed before.
+{ sed '/^\[output\]/,$d' "$dir/training.toml"
+  for k in 0 1 2 3 4 5 6 7; do printf '\n[[perturbation]]\nlink = "leaf 0 -> spine %d"\nfail = true\nat = "50ms"\n' "$k"; done; } >"$dir/failing.toml"
+rm -f "$dir"/failing.h5*
+rc=0; timeout 300 "$mpirun" -np 2 "$shoal" run "$dir/failing.toml" --quiet -o "$dir/failing.h5" >/dev/null 2>"$dir/failing.err" || rc=$?
+if [ "$rc" -ne 0 ] && grep -q "no path left" "$dir/failing.err" && [ ! -e "$dir/failing.h5" ] &&
+  rows=$("$py" -c "import h5py; f = h5py.File('$dir/failing.h5.partial', 'r'); print(len(f['compute']))") &&
+  [ "$rows" -gt 0 ]; then
+  echo "ok   a failing rank: exit $rc with the message; failing.h5.partial readable, $rows compute rows"
+else
+  echo "FAIL a failing rank: exit $rc; $(head -c 300 "$dir/failing.err")"; failures=$((failures + 1))
+fi
 # SIGTERM mid-run (Slurm's time limit), to one process of a 1-rank and of a
 # 2-rank run: exit 3, a readable file with completed = 0.
 for n in 1 2; do
