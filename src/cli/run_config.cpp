@@ -69,7 +69,7 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
       work::JobSpec spec = work::read_job_file(relative(files[j]));
       spec.id = static_cast<std::uint32_t>(j);
       if (job) work::apply_job_overrides(config, "job", spec);  // [job]: this run's changes
-      spec.resolve(setup.fabric->gpu_count());
+      spec.resolve(setup.fabric->gpu_count(), setup.fabric->gpus_per_server());
       for (const work::JobSpec& other : setup.jobs) {
         const auto a0 = spec.parallel.first_gpu, a1 = a0 + spec.parallel.gpus;
         const auto b0 = other.parallel.first_gpu, b1 = b0 + other.parallel.gpus;

@@ -27,6 +27,7 @@ void read_parallelism(io::ConfigFile& c, std::string_view t, ParallelSpec& p) {
   read_count(c, t, "first_gpu", p.first_gpu);
   read_count(c, t, "gpus", p.gpus);
   p.order = c.string(t, "order").value_or(p.order);
+  p.dp_algorithm = c.string(t, "dp_algorithm").value_or(p.dp_algorithm);
 }
 
 void read_gpu(io::ConfigFile& c, std::string_view t, GpuSpec& g) {

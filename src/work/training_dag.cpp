@@ -346,6 +346,7 @@ class Builder {
     const Bytes b = static_cast<Bytes>(m_.dtype_bytes);
     std::vector<std::vector<std::string>> rs_of(p_.tp * p_.pp * p_.dp);       // by job rank
     std::vector<std::pair<std::string, std::vector<std::uint32_t>>> gathers;  // name, members
+    layer_bytes_.clear();
     std::vector<Bytes> gather_bytes;
     for (std::uint32_t s = 0; s < p_.pp; ++s) {
       for (std::uint32_t layer = s * lps_; layer < (s + 1) * lps_; ++layer) {
@@ -396,7 +397,20 @@ class Builder {
       std::vector<std::string> after;
       for (const std::uint32_t r : members) after.push_back(optimizer_name(r, iteration_));
       const CoflowLabels l = dag_.coflows()[dag_.find(rs_name)->index].labels;
-      ring_coflow(ag_name(rs_name), members, gather_bytes[g], l, std::move(after));
+      const std::vector<std::vector<std::uint32_t>> across = rings_across(members);
+      if (across.empty()) {
+        ring_coflow(ag_name(rs_name), members, gather_bytes[g], l, std::move(after));
+        continue;
+      }
+      // Hierarchical: gather across servers first, then inside each server.
+      const std::vector<std::vector<std::uint32_t>> inside = rings_inside(members);
+      const auto k = static_cast<Bytes>(inside.front().size());
+      const auto n = static_cast<Bytes>(across.front().size());
+      const std::string first = ag_name(rs_name) + "-across";
+      rings_coflow(first, across, std::max<Bytes>(1, layer_bytes_[g] / k * (n - 1) / n), l,
+                   std::move(after));
+      rings_coflow(ag_name(rs_name), inside, std::max<Bytes>(1, layer_bytes_[g] * (k - 1) / k), l,
+                   {first});
     }
   }
 
@@ -411,6 +425,7 @@ class Builder {
                 std::vector<Bytes>& gather_bytes) {
     const auto n = static_cast<Bytes>(members.size());
     const Bytes per_gpu = std::max<Bytes>(1, layer_bytes * (n - 1) / n);  // ring: (N-1)/N x S
+    layer_bytes_.push_back(layer_bytes);
     std::vector<std::string> after;
     for (const std::uint32_t r : members) {
       if (experts) {
@@ -422,12 +437,63 @@ class Builder {
     }
     dedupe(after);
     const std::string name = tag + ".rs";
-    ring_coflow(name, members, per_gpu, labels(CoflowType::kDp, p_.micro_batches - 1, layer, s),
-                std::move(after));
+    const CoflowLabels l = labels(CoflowType::kDp, p_.micro_batches - 1, layer, s);
+    const std::vector<std::vector<std::uint32_t>> across = rings_across(members);
+    if (across.empty()) {
+      ring_coflow(name, members, per_gpu, l, std::move(after));
+    } else {
+      // Hierarchical: reduce-scatter inside each server over NVLink ((k-1)/k x S per
+      // GPU), then across servers between GPUs of one local index ((n-1)/n x S/k).
+      const std::vector<std::vector<std::uint32_t>> inside = rings_inside(members);
+      const auto k = static_cast<Bytes>(inside.front().size());
+      const auto servers = static_cast<Bytes>(across.front().size());
+      const std::string first = name + "-inside";
+      rings_coflow(first, inside, std::max<Bytes>(1, layer_bytes * (k - 1) / k), l,
+                   std::move(after));
+      rings_coflow(name, across, std::max<Bytes>(1, layer_bytes / k * (servers - 1) / servers), l,
+                   {first});
+    }
     for (const std::uint32_t r : members) rs_of[r].push_back(name);
     gathers.push_back({name, members});
     gather_bytes.push_back(per_gpu);
     for (const std::uint32_t r : members) ag_of_[{layer, r, experts}] = ag_name(name);
+  }
+
+  /// Hierarchical DP: the members of each server (empty unless the algorithm is
+  /// hierarchical and the group has several members on each of several servers,
+  /// the same number on each).
+  std::vector<std::vector<std::uint32_t>> rings_inside(
+      const std::vector<std::uint32_t>& members) const {
+    std::map<std::uint32_t, std::vector<std::uint32_t>> by_server;
+    for (const std::uint32_t r : members) by_server[gpu(r) / p_.gpus_per_server].push_back(r);
+    std::vector<std::vector<std::uint32_t>> rings;
+    for (auto& [server, group] : by_server) rings.push_back(std::move(group));
+    return rings;
+  }
+  std::vector<std::vector<std::uint32_t>> rings_across(
+      const std::vector<std::uint32_t>& members) const {
+    if (p_.dp_algorithm != "hierarchical") return {};
+    const std::vector<std::vector<std::uint32_t>> inside = rings_inside(members);
+    if (inside.size() < 2 || inside.front().size() < 2) return {};
+    for (const auto& group : inside) {
+      if (group.size() != inside.front().size()) return {};
+    }
+    std::vector<std::vector<std::uint32_t>> across(inside.front().size());
+    for (const auto& group : inside) {
+      for (std::size_t j = 0; j < group.size(); ++j) across[j].push_back(group[j]);
+    }
+    return across;
+  }
+  /// Several rings in one coflow: each member sends `bytes` to the next of its ring.
+  void rings_coflow(const std::string& name, const std::vector<std::vector<std::uint32_t>>& rings,
+                    Bytes bytes, const CoflowLabels& l, std::vector<std::string> after) {
+    flows_.clear();
+    for (const auto& ring : rings) {
+      for (std::size_t i = 0; i < ring.size(); ++i) {
+        flows_.push_back({gpu(ring[i]), gpu(ring[(i + 1) % ring.size()]), bytes});
+      }
+    }
+    dag_.add_coflow(name, l, 0, flows_, std::move(after));
   }
 
   /// The previous iteration's all-gather of this layer's parameters on GPU r (dense or experts).
@@ -460,6 +526,7 @@ class Builder {
   std::uint32_t iteration_ = 0;
   std::string prefix_;
   std::vector<Flow> flows_;
+  std::vector<Bytes> layer_bytes_;              // by gather: the layer's gradient bytes (S)
   std::vector<std::vector<std::string>> last_;  // by stage-local index, for the stage being built
   std::map<std::uint32_t, std::vector<std::string>> last_of_stage_;  // by job rank
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::string>> final_grads_;
@@ -493,7 +560,7 @@ JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_pe
     for (const Flow& f : dag.flows_of(c)) {
       const bool nvlink = f.src / gpus_per_server == f.dst / gpus_per_server;
       (nvlink ? t.nvlink : t.network)[type] += f.bytes;
-      if (c.labels.type == CoflowType::kDp && c.name.ends_with(".rs")) {
+      if (c.labels.type == CoflowType::kDp && c.name.find(".rs") != std::string::npos) {
         // Reduce-scatter bytes per GPU, dense or experts (from the group's name).
         const bool experts = c.name.find(".dpe") != std::string::npos;
         (experts ? t.dp_expert_per_gpu : t.dp_dense_per_gpu) += f.bytes;

@@ -12,7 +12,7 @@ std::uint64_t ModelSpec::attention_params() const {
   return hidden * (hidden + 2 * kv * head_dim) + hidden * hidden;  // Q, K, V; output
 }
 
-void JobSpec::resolve(std::uint32_t fabric_gpus) {
+void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) {
   const std::string where = "job " + file + ": ";
   const ModelSpec& m = model;
   ParallelSpec& p = parallel;
@@ -36,6 +36,11 @@ void JobSpec::resolve(std::uint32_t fabric_gpus) {
   if (p.micro_batches == 0 || p.micro_batch_tokens == 0 || p.iterations == 0) {
     throw Error(where +
                 "parallelism.micro_batches, micro_batch_tokens and iterations must be positive");
+  }
+  p.gpus_per_server = gpus_per_server;
+  if (p.dp_algorithm != "ring" && p.dp_algorithm != "hierarchical") {
+    throw Error(where + "parallelism.dp_algorithm \"" + p.dp_algorithm +
+                "\" is unknown (ring or hierarchical)");
   }
   if (p.order != "tp-ep-dp-pp") {
     throw Error(where + "parallelism.order \"" + p.order + "\" is not supported (tp-ep-dp-pp)");

@@ -32,7 +32,7 @@ run json workload check "$ex/tiny_workload.json" --gpus 16
 run topo topo "$src/configs/fabrics/fat-tree-1024.toml" --ranks 4
 run two-jobs run "$ex/two-jobs.toml" --quiet --set network.cell_size=1MiB --set network.buffer_per_class=4MiB
 run training run "$ex/qwen-64.toml" --quiet --set job.micro_batch_tokens=128 --set job.micro_batches=2 \
-  --set job.iterations=2 --set network.cell_size=256KiB
+  --set job.iterations=2 --set job.dp_algorithm=hierarchical --set network.cell_size=256KiB
 run traffic traffic "$ex/qwen-64.toml"
 run dag dag "$ex/qwen-64.toml" --gpu 3 -o "$dir/gpu3.json"
 # Link failures with detours, on a 3-tier fat tree.

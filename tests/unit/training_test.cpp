@@ -217,3 +217,41 @@ TEST(TrainingSchedule, SlowPipelineLinkCostsAFixedMultipleThenCascades) {
 
 }  // namespace
 }  // namespace shoal::work
+
+namespace shoal::work {
+namespace {
+
+// Hierarchical DP: the small MoE job's dense DP group of a TP rank (16 GPUs,
+// every other GPU: 4 per 8-GPU server, 4 servers) reduce-scatters inside each
+// server, (k-1)/k x S = 3/4 S per GPU over NVLink, then across servers,
+// (n-1)/n x S/k = 3/16 S per GPU over the network; the all-gather mirrors it.
+TEST(TrainingTraffic, HierarchicalDataParallelSplitsNvlinkAndNetwork) {
+  JobSpec ring = small_moe();
+  const Dag ring_dag = generate(ring, 64);
+  JobSpec job = small_moe();
+  job.parallel.dp_algorithm = "hierarchical";
+  const Dag dag = generate(job, 64);
+  const JobTraffic t = job_traffic(job, dag, 8);
+  const JobTraffic r = job_traffic(ring, ring_dag, 8);
+  const auto dp = static_cast<std::size_t>(CoflowType::kDp);
+  // Per GPU S summed over its stage's layers, from the ring's (N-1)/N x S with N = 16
+  // (dense) and the expert groups' 3/4 x S with N = 4 (a group of 4 members, one per server).
+  const double dense_s = static_cast<double>(r.dp_dense_per_gpu) * 16 / 15;
+  // Dense: both hierarchical steps; experts: the expert-DP group has one member per
+  // server, so it stays a plain ring.
+  const double expected_rs =
+      dense_s * 3 / 4 + dense_s * 3 / 16 + static_cast<double>(r.dp_expert_per_gpu);
+  EXPECT_NEAR(static_cast<double>(t.dp_dense_per_gpu + t.dp_expert_per_gpu), expected_rs,
+              expected_rs * 1e-4);
+  // Hierarchical moves most dense DP bytes onto NVLink: RS and AG inside servers.
+  EXPECT_GT(t.nvlink[dp], r.nvlink[dp]);
+  EXPECT_TRUE(Has(error_of([&] {
+                    JobSpec bad = small_moe();
+                    bad.parallel.dp_algorithm = "tree";
+                    bad.resolve(64);
+                  }),
+                  "parallelism.dp_algorithm \"tree\" is unknown (ring or hierarchical)"));
+}
+
+}  // namespace
+}  // namespace shoal::work

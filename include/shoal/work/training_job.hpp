@@ -56,6 +56,10 @@ struct ParallelSpec {
   std::uint32_t first_gpu = 0;  // the job's GPUs: [first_gpu, first_gpu + gpus)
   std::uint32_t gpus = 0;       // 0: tp * pp * dp, or the rest of the fabric
   std::string order = "tp-ep-dp-pp";
+  /// "ring": one ring over the DP group; "hierarchical": a ring inside each
+  /// server (NVLink), then rings across servers between GPUs of the same local index.
+  std::string dp_algorithm = "ring";
+  std::uint32_t gpus_per_server = 8;  // the fabric's (set by resolve)
 };
 
 struct GpuSpec {
@@ -85,7 +89,7 @@ struct JobSpec {
   std::uint32_t layers_per_stage() const { return model.layers / parallel.pp; }
   /// Checks the factoring against a fabric of `fabric_gpus` GPUs (fills dp and
   /// gpus when 0); an Error names the file and the mismatch.
-  void resolve(std::uint32_t fabric_gpus);
+  void resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server = 8);
 };
 
 /// Bytes one GPU sends per iteration, by traffic type, and coflow counts.
