@@ -78,6 +78,7 @@ JobSpec read_job_file(const std::string& path) {
   read_count(c, moe, "expert_ffn", m.expert_ffn);
   read_count(c, moe, "shared_ffn", m.shared_ffn);
   read_count(c, moe, "dense_layers", m.dense_layers);
+  read_count(c, moe, "node_limit", m.node_limit);
   read_parallelism(c, "parallelism", job.parallel);
   read_gpu(c, "gpu", job.gpu);
   read_skew(c, "skew", job.skew);

@@ -144,6 +144,50 @@ class Builder {
                  bool to_experts, const CoflowLabels& l, std::vector<std::string> after) {
     flows_.clear();
     const Bytes base = ep_pair_bytes(job_);
+    auto add = [&](GpuId owner, GpuId expert, Bytes bytes) {
+      flows_.push_back(to_experts ? Flow{owner, expert, bytes} : Flow{expert, owner, bytes});
+    };
+    auto share = [&](std::uint32_t b) {
+      return std::max<Bytes>(
+          1, static_cast<Bytes>(std::llround(static_cast<double>(base) * weights_[b])));
+    };
+    // The group's members by server, in member order.
+    std::map<std::uint32_t, std::vector<std::uint32_t>> servers;
+    for (std::uint32_t a = 0; a < p_.ep; ++a) {
+      servers[gpu(rank(tp, a, edp, s)) / p_.gpus_per_server].push_back(a);
+    }
+    const auto nodes = static_cast<std::uint32_t>(servers.size());
+    if (m_.node_limit > 0 && m_.node_limit < nodes) {
+      // DeepSeek's node-limited routing: a token goes to at most M of the group's
+      // N servers, chosen uniformly, and crosses the network once per server
+      // (to the member there of the sender's local index), which forwards it
+      // over NVLink to that server's experts. Per sender and remote server:
+      // tokens/TP x hidden x bytes x M/N over the network; every expert still
+      // gets its top_k/EP share. The forwarding flows start with the coflow.
+      const auto token_bytes =
+          static_cast<Bytes>(p_.micro_batch_tokens / p_.tp * m_.hidden * m_.dtype_bytes);
+      const Bytes per_node = std::max<Bytes>(1, token_bytes * m_.node_limit / nodes);
+      for (const auto& [home, local] : servers) {
+        for (std::size_t i = 0; i < local.size(); ++i) {
+          const std::uint32_t a = local[i];
+          const GpuId owner = gpu(rank(tp, a, edp, s));
+          for (const std::uint32_t b : local) {
+            if (b != a) add(owner, gpu(rank(tp, b, edp, s)), share(b));
+          }
+          for (const auto& [server, there] : servers) {
+            if (server == home) continue;
+            const std::uint32_t entry = there[i % there.size()];
+            const GpuId relay = gpu(rank(tp, entry, edp, s));
+            add(owner, relay, per_node);
+            for (const std::uint32_t b : there) {
+              if (b != entry) add(relay, gpu(rank(tp, b, edp, s)), share(b));
+            }
+          }
+        }
+      }
+      dag_.add_coflow(name, l, 0, flows_, std::move(after));
+      return;
+    }
     for (std::uint32_t a = 0; a < p_.ep; ++a) {
       for (std::uint32_t b = 0; b < p_.ep; ++b) {
         if (a == b) continue;

@@ -255,3 +255,41 @@ TEST(TrainingTraffic, HierarchicalDataParallelSplitsNvlinkAndNetwork) {
 
 }  // namespace
 }  // namespace shoal::work
+
+namespace shoal::work {
+namespace {
+
+// Node-limited routing: an EP group of 16 on two 8-GPU servers. Without a limit
+// each GPU sends base = 512 x 2 x 1024 x 2 / 16 = 131,072 B to each of the 8
+// members on the other server per dispatch: 1,048,576 B over the network. With
+// at most M = 1 of the N = 2 servers per token, a token crosses once, with
+// probability 1/2: 512 x 1024 x 2 x 1/2 = 524,288 B; the other server's member
+// of the same local index forwards it over NVLink.
+TEST(TrainingTraffic, NodeLimitedRoutingCrossesOncePerServer) {
+  auto job = [](std::uint32_t limit) {
+    JobSpec j = small_moe();
+    j.parallel.tp = 1;
+    j.parallel.pp = 1;
+    j.parallel.ep = 16;
+    j.model.experts = 16;
+    j.model.node_limit = limit;
+    return j;
+  };
+  const auto ep = static_cast<std::size_t>(CoflowType::kEp);
+  const std::uint64_t per_iteration = 4 * 3 * 3;  // 4 all-to-alls x 3 MoE layers x 3 micro-batches
+  JobSpec free = job(0);
+  const Dag free_dag = generate(free, 16);
+  EXPECT_EQ(job_traffic(free, free_dag, 8).network[ep], 1'048'576 * per_iteration);
+  JobSpec limited = job(1);
+  const Dag limited_dag = generate(limited, 16);
+  const JobTraffic t = job_traffic(limited, limited_dag, 8);
+  EXPECT_EQ(t.network[ep], 524'288 * per_iteration);
+  // Every expert still receives its share: 7 local peers plus 8 forwarded shares.
+  EXPECT_EQ(t.nvlink[ep], (7 + 8) * 131'072 * per_iteration - 131'072 * per_iteration);
+  JobSpec no_effect = job(2);  // M >= N: no limit
+  const Dag same = generate(no_effect, 16);
+  EXPECT_EQ(job_traffic(no_effect, same, 8).network[ep], 1'048'576 * per_iteration);
+}
+
+}  // namespace
+}  // namespace shoal::work

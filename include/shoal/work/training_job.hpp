@@ -34,6 +34,8 @@ struct ModelSpec {
   std::uint64_t expert_ffn = 0;
   std::uint64_t shared_ffn = 0;    // total width of the shared experts (0: none)
   std::uint32_t dense_layers = 0;  // the first k layers are dense
+  std::uint32_t node_limit =
+      0;  // DeepSeek's node-limited routing: at most M servers per token (0: off)
 
   bool moe_layer(std::uint32_t layer) const { return experts > 0 && layer >= dense_layers; }
   std::uint64_t ffn_matrices() const { return gated_ffn ? 3 : 2; }
