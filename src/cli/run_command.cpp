@@ -11,6 +11,7 @@
 
 #include "commands.hpp"
 #include "run_config.hpp"
+#include "run_measures.hpp"
 #include "run_output.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
@@ -76,18 +77,10 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
   }
   for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
     const work::Coflow& coflow = dag.coflows()[c];
-    Time start = kTimeInfinity, end = 0;
-    bool done = true;
-    Bytes bytes = 0;
-    for (std::uint32_t i = 0; i < coflow.flow_count; ++i) {
-      const std::uint32_t f = coflow.first_flow + i;
-      start = std::min(start, r.flow_start[f]);
-      end = std::max(end, r.flow_end[f]);
-      done = done && r.flow_end[f] >= 0;
-      bytes += dag.flows()[f].bytes;
-    }
-    const bool started = start != kTimeInfinity;
-    const Time cct = done && started ? end - start : -1;
+    const CoflowOutcome o = coflow_outcome(dag, r, c);
+    const Time start = o.start, end = o.end, cct = o.cct();
+    const bool done = o.done, started = o.started();
+    const Bytes bytes = o.bytes;
     if (cct >= 0) ccts[coflow.labels.type].push_back(cct);
     if (table)
       fmt::print("{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", c, coflow.name,
@@ -149,19 +142,9 @@ void report_jobs(const RunSetup& setup, const net::RunResults& r) {
         "tokens\n",
         job.id, job.model.name, p.gpus, p.first_gpu, p.tp, p.pp, p.ep, p.dp, p.micro_batches,
         p.micro_batch_tokens);
-    std::vector<Time> start(p.iterations, kTimeInfinity), end(p.iterations, 0);
-    for (std::size_t t = 0; t < dag.tasks().size(); ++t) {
-      const work::TaskLabels& l = dag.tasks()[t].labels;
-      if (l.kind == work::TaskKind::kOther || l.job != job.id) continue;
-      start[l.iteration] = std::min(start[l.iteration], r.task_start[t]);
-      end[l.iteration] = std::max(end[l.iteration], r.task_end[t]);
-    }
-    for (const work::Coflow& c : dag.coflows()) {
-      if (c.labels.job != job.id || c.labels.iteration >= p.iterations) continue;
-      for (std::uint32_t i = 0; i < c.flow_count; ++i) {
-        end[c.labels.iteration] = std::max(end[c.labels.iteration], r.flow_end[c.first_flow + i]);
-      }
-    }
+    const IterationTimes times = iteration_times(dag, r, job);
+    const std::vector<Time>& start = times.start;
+    const std::vector<Time>& end = times.end;
     // An iteration's time: from the previous one's end (its last parameter
     // all-gather) to its own, the first from its first task.
     for (std::uint32_t i = 0; i < p.iterations; ++i) {
@@ -210,15 +193,9 @@ Time milestone_time(const work::Dag& dag, const net::RunResults& r, const std::s
     return start ? (r.task_start[node.index] == kTimeInfinity ? -1 : r.task_start[node.index])
                  : r.task_end[node.index];
   }
-  const work::Coflow& c = dag.coflows()[node.index];
-  Time first = kTimeInfinity, last = 0;
-  for (std::uint32_t i = 0; i < c.flow_count; ++i) {
-    first = std::min(first, r.flow_start[c.first_flow + i]);
-    const Time end = r.flow_end[c.first_flow + i];
-    if (end < 0) return -1;
-    last = std::max(last, end);
-  }
-  return start ? (first == kTimeInfinity ? -1 : first) : last;
+  const CoflowOutcome o = coflow_outcome(dag, r, node.index);
+  if (start) return o.started() ? o.start : -1;
+  return o.done ? o.end : -1;
 }
 
 std::string output_for(const std::string& output, const std::string& policy, bool several) {
@@ -267,15 +244,9 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
   fmt::print("\n  CCT per type (p50 / p99 / max)\n");
   for (const PolicyOutcome& o : outcomes) {
     std::map<work::CoflowType, std::vector<Time>> ccts;
-    for (const work::Coflow& c : dag.coflows()) {
-      Time start = kTimeInfinity, end = 0;
-      bool done = true;
-      for (std::uint32_t i = 0; i < c.flow_count; ++i) {
-        start = std::min(start, o.results.flow_start[c.first_flow + i]);
-        end = std::max(end, o.results.flow_end[c.first_flow + i]);
-        done = done && o.results.flow_end[c.first_flow + i] >= 0;
-      }
-      if (done && start != kTimeInfinity) ccts[c.labels.type].push_back(end - start);
+    for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
+      const Time cct = coflow_outcome(dag, o.results, c).cct();
+      if (cct >= 0) ccts[dag.coflows()[c].labels.type].push_back(cct);
     }
     std::string line;
     for (const auto& [type, values] : ccts) {

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "run_measures.hpp"
 #include "shoal/io/build_info.hpp"
 
 namespace shoal::cli {
@@ -151,16 +152,10 @@ void RunOutput::finish(const RunSetup& setup, net::Network& network, const net::
     for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
       const work::Coflow& coflow = dag.coflows()[c];
       const work::CoflowLabels& l = coflow.labels;
-      Time start = kTimeInfinity, end = 0;
-      bool done = true;
-      Bytes bytes = 0;
-      for (std::uint32_t i = 0; i < coflow.flow_count; ++i) {
-        const std::uint32_t f = coflow.first_flow + i;
-        start = std::min(start, r.flow_start[f]);
-        end = std::max(end, r.flow_end[f]);
-        done = done && r.flow_end[f] >= 0;
-        bytes += dag.flows()[f].bytes;
-      }
+      const CoflowOutcome o = coflow_outcome(dag, r, c);
+      const Time start = o.start, end = o.end;
+      const bool done = o.done;
+      const Bytes bytes = o.bytes;
       const std::uint32_t first = coflow.first_flow;
       coflows.push_back({c, l.job, l.iteration, l.micro_batch, l.layer, l.stage,
                          static_cast<std::uint8_t>(l.type),
@@ -170,19 +165,9 @@ void RunOutput::finish(const RunSetup& setup, net::Network& network, const net::
     }
     for (const work::JobSpec& job : setup.jobs) {
       const work::ParallelSpec& p = job.parallel;
-      std::vector<Time> start(p.iterations, kTimeInfinity), end(p.iterations, 0);
-      for (std::size_t t = 0; t < dag.tasks().size(); ++t) {
-        const work::TaskLabels& l = dag.tasks()[t].labels;
-        if (l.kind == work::TaskKind::kOther || l.job != job.id) continue;
-        start[l.iteration] = std::min(start[l.iteration], r.task_start[t]);
-        end[l.iteration] = std::max(end[l.iteration], r.task_end[t]);
-      }
-      for (const work::Coflow& c : dag.coflows()) {
-        if (c.labels.job != job.id || c.labels.iteration >= p.iterations) continue;
-        for (std::uint32_t i = 0; i < c.flow_count; ++i) {
-          end[c.labels.iteration] = std::max(end[c.labels.iteration], r.flow_end[c.first_flow + i]);
-        }
-      }
+      const IterationTimes times = iteration_times(dag, r, job);
+      const std::vector<Time>& start = times.start;
+      const std::vector<Time>& end = times.end;
       // Exposed communication is measured per GPU over the whole run: shared by its iterations.
       Time wait_sum = 0, wait_max = 0;
       for (std::uint32_t g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) {
