@@ -47,6 +47,16 @@ void read_gpu(io::ConfigFile& c, std::string_view t, GpuSpec& g) {
   g.efficiency = c.number(t, "efficiency").value_or(g.efficiency);
   g.backward_factor = c.number(t, "backward_factor").value_or(g.backward_factor);
   g.optimizer = c.time(t, "optimizer").value_or(g.optimizer);
+  if (const auto times = c.strings(t, "layer_forward")) {
+    g.layer_forward.clear();
+    for (const std::string& text : *times) {
+      try {
+        g.layer_forward.push_back(parse_time(text));
+      } catch (const Error& e) {
+        throw Error("config " + c.path() + ": " + std::string(t) + ".layer_forward: " + e.what());
+      }
+    }
+  }
 }
 
 void read_skew(io::ConfigFile& c, std::string_view t, SkewSpec& s) {

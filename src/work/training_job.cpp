@@ -88,6 +88,13 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
     throw Error(where +
                 "gpu.peak_tflops and backward_factor must be positive, efficiency in (0, 1]");
   }
+  if (!gpu.layer_forward.empty() && gpu.layer_forward.size() != m.layers) {
+    throw Error(where + "gpu.layer_forward has " + std::to_string(gpu.layer_forward.size()) +
+                " times; the model has " + std::to_string(m.layers) + " layers");
+  }
+  for (const Time t : gpu.layer_forward) {
+    if (t <= 0) throw Error(where + "gpu.layer_forward: every time must be positive");
+  }
   if (skew.hot_ratio < 1 || skew.hot_ratio > p.ep || skew.zipf < 0) {
     throw Error(where + "skew.hot_ratio must be between 1 and ep, zipf not negative");
   }
@@ -100,9 +107,7 @@ Time flops_time(const JobSpec& job, double flops) {
   return static_cast<Time>(std::llround(seconds * 1e12));
 }
 
-}  // namespace
-
-Time attention_time(const JobSpec& job, std::uint32_t layer) {
+Time flop_attention_time(const JobSpec& job, std::uint32_t layer) {
   const ModelSpec& m = job.model;
   const auto tokens = static_cast<double>(job.parallel.micro_batch_tokens);
   double per_token = 2.0 * static_cast<double>(m.attention_params()) +
@@ -111,7 +116,7 @@ Time attention_time(const JobSpec& job, std::uint32_t layer) {
   return flops_time(job, tokens * per_token / job.parallel.tp);
 }
 
-Time ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load) {
+Time flop_ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load) {
   const ModelSpec& m = job.model;
   const auto tokens = static_cast<double>(job.parallel.micro_batch_tokens);
   double flops = 0;
@@ -123,6 +128,26 @@ Time ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load) {
     flops = tokens * 2.0 * static_cast<double>(m.dense_ffn_params()) / job.parallel.tp;
   }
   return flops_time(job, flops);
+}
+
+/// With measured layer times: a part's share of the layer's measured time.
+Time measured_part(const JobSpec& job, std::uint32_t layer, Time part_by_flops) {
+  const double whole =
+      static_cast<double>(flop_attention_time(job, layer) + flop_ffn_time(job, layer, 1.0));
+  return static_cast<Time>(std::llround(static_cast<double>(job.gpu.layer_forward[layer]) *
+                                        static_cast<double>(part_by_flops) / whole));
+}
+
+}  // namespace
+
+Time attention_time(const JobSpec& job, std::uint32_t layer) {
+  const Time t = flop_attention_time(job, layer);
+  return job.gpu.layer_forward.empty() ? t : measured_part(job, layer, t);
+}
+
+Time ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load) {
+  const Time t = flop_ffn_time(job, layer, expert_load);
+  return job.gpu.layer_forward.empty() ? t : measured_part(job, layer, t);
 }
 
 Time lm_head_time(const JobSpec& job) {

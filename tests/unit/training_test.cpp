@@ -293,3 +293,29 @@ TEST(TrainingTraffic, NodeLimitedRoutingCrossesOncePerServer) {
 
 }  // namespace
 }  // namespace shoal::work
+
+namespace shoal::work {
+namespace {
+
+// Measured layer times replace the FLOP-based ones: 100 us per layer forward
+// (the LM head stays FLOP-based, 10.486 us): f0 = 100 us, f1 = 110.486 us, and
+// the 2-stage, 2-micro-batch critical path 3 f0 + 6 f1 = 962.916 us.
+TEST(TrainingSchedule, MeasuredLayerTimesReplaceFlops) {
+  topo::FabricSpec spec;
+  spec.gpus = 2;
+  spec.gpus_per_server = 1;
+  spec.link_rate = 1'000'000'000'000'000;
+  spec.link_latency = kNanosecond;
+  const topo::Fabric fabric = topo::build_single_switch(spec);
+  JobSpec job = tiny_dense(2);
+  job.gpu.layer_forward = {100 * kMicrosecond, 100 * kMicrosecond};
+  const Dag dag = generate(job, 2);
+  EXPECT_NEAR(static_cast<double>(last_task_end(simulate(fabric, dag))) / 1e6, 962.916, 0.2);
+  JobSpec bad = tiny_dense(2);
+  bad.gpu.layer_forward = {100 * kMicrosecond};
+  EXPECT_TRUE(Has(error_of([&] { bad.resolve(2); }),
+                  "gpu.layer_forward has 1 times; the model has 2 layers"));
+}
+
+}  // namespace
+}  // namespace shoal::work

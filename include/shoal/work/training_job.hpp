@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag.hpp"
@@ -70,6 +71,9 @@ struct GpuSpec {
   double efficiency = 0.39;    // DeepSeek-V3's measured MFU on H800 (38.9%)
   double backward_factor = 2.0;
   Time optimizer = 0;  // the optimizer step per iteration
+  /// Measured forward time of each layer for one micro-batch on one GPU (empty:
+  /// from FLOPs), split between attention and FFN in their FLOP proportion.
+  std::vector<Time> layer_forward;
 };
 
 /// Expert-load skew of the EP all-to-all: uniform, one hot member per group
