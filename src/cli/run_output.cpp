@@ -168,15 +168,18 @@ void RunOutput::finish(const RunSetup& setup, net::Network& network, const net::
       const IterationTimes times = iteration_times(dag, r, job);
       const std::vector<Time>& start = times.start;
       const std::vector<Time>& end = times.end;
-      // Exposed communication is measured per GPU over the whole run: shared by its iterations.
-      Time wait_sum = 0, wait_max = 0;
-      for (std::uint32_t g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) {
-        wait_sum += r.gpu_comm_wait[g];
-        wait_max = std::max(wait_max, r.gpu_comm_wait[g]);
-      }
       for (std::uint32_t i = 0; i < p.iterations; ++i) {
-        iterations.push_back({job.id, i, i == 0 ? start[0] : end[i - 1], end[i],
-                              wait_sum / p.gpus / p.iterations, wait_max / p.iterations});
+        // Exposed communication of the iteration: idle time that ended when a
+        // coflow made one of its tasks ready, per GPU.
+        Time wait_sum = 0, wait_max = 0;
+        for (std::uint32_t g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) {
+          const Time w =
+              i < r.iterations ? r.gpu_iteration_wait[std::size_t{g} * r.iterations + i] : 0;
+          wait_sum += w;
+          wait_max = std::max(wait_max, w);
+        }
+        iterations.push_back(
+            {job.id, i, i == 0 ? start[0] : end[i - 1], end[i], wait_sum / p.gpus, wait_max});
       }
     }
     const topo::Fabric& fabric = *setup.fabric;

@@ -57,6 +57,9 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       task_start_(dag.tasks().size(), kTimeInfinity),
       task_end_(dag.tasks().size(), -1) {
   validate(options);
+  for (const work::ComputeTask& t : dag.tasks())
+    iterations_ = std::max(iterations_, t.labels.iteration + 1);
+  gpu_iteration_wait_.assign(std::size_t{fabric.gpu_count()} * iterations_, 0);
   if (flow_class_.empty()) flow_class_.assign(dag.flows().size(), 0);
   if (flow_key_.empty()) flow_key_.assign(dag.flows().size(), 0);
   if (flow_class_.size() != dag.flows().size() || flow_key_.size() != dag.flows().size()) {
@@ -123,7 +126,12 @@ void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_c
   for (const std::uint32_t t : acting_tasks_) {
     const work::GpuId g = dag_.tasks()[t].gpu;
     Gpu& gpu = gpus_[g];
-    if (by_comm && !gpu.computing && gpu.ready.empty()) gpu.comm_wait += sim.now() - gpu.idle_since;
+    if (by_comm && !gpu.computing && gpu.ready.empty()) {
+      const Time waited = sim.now() - gpu.idle_since;
+      gpu.comm_wait += waited;
+      gpu_iteration_wait_[std::size_t{g} * iterations_ + dag_.tasks()[t].labels.iteration] +=
+          waited;
+    }
     gpu.ready.push(t);
     start_compute(g, sim);
   }
@@ -503,6 +511,8 @@ RunResults Network::results(const core::Comm& comm) const {
   }
   gather(busy, false, r.gpu_busy);  // each GPU's figures are non-zero on its rank only
   gather(wait, false, r.gpu_comm_wait);
+  gather(gpu_iteration_wait_, false, r.gpu_iteration_wait);
+  r.iterations = iterations_;
   Bytes delivered = 0;
   for (const Bytes b : received_) delivered += b;
   r.bytes_delivered = comm.sum(delivered);

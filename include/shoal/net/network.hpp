@@ -93,6 +93,10 @@ struct RunResults {
   std::vector<Time> task_start, task_end;
   std::vector<Time> gpu_busy;       // by GPU: time computing
   std::vector<Time> gpu_comm_wait;  // by GPU: time idle until a coflow made a task ready
+  // The same split by the iteration label of the task that became ready:
+  // by GPU * iterations + iteration.
+  std::vector<Time> gpu_iteration_wait;
+  std::uint32_t iterations = 1;
   std::int64_t bytes_delivered = 0;
   // With NetworkOptions::record, on rank 0: by link, bytes per class (link * 8 + class) and busy
   // time.
@@ -248,6 +252,8 @@ class Network {
   std::vector<Bytes> to_send_;            // by flow: bytes not yet cut into cells (at the sender)
   std::vector<Bytes> received_;           // by flow: bytes arrived (at the receiver)
   std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
+  std::uint32_t iterations_ = 1;          // iteration labels of the tasks: 0..iterations_-1
+  std::vector<Time> gpu_iteration_wait_;  // by GPU * iterations_ + iteration
   // Output rows and counters (NetworkOptions::record).
   std::function<void()> sync_hook_;
   std::vector<FlowRecord> flow_records_;
