@@ -24,6 +24,7 @@ void read_parallelism(io::ConfigFile& c, std::string_view t, ParallelSpec& p) {
   read_count(c, t, "micro_batches", p.micro_batches);
   read_count(c, t, "micro_batch_tokens", p.micro_batch_tokens);
   read_count(c, t, "iterations", p.iterations);
+  read_count(c, t, "extra_warmup", p.extra_warmup);
   read_count(c, t, "first_gpu", p.first_gpu);
   read_count(c, t, "gpus", p.gpus);
   p.order = c.string(t, "order").value_or(p.order);

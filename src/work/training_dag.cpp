@@ -95,7 +95,9 @@ class Builder {
     // 1F1B: warm-up forwards, then one forward and one backward in turn, then
     // the remaining backwards.
     const std::uint32_t m = p_.micro_batches;
-    const std::uint32_t warmup = std::min(p_.pp - s - 1, m);
+    // PipeMorph's remedy for a slow link: stages before it run extra warm-up
+    // forwards, so each activation is sent earlier than the next stage needs it.
+    const std::uint32_t warmup = std::min(p_.pp - s - 1 + (s + 1 < p_.pp ? p_.extra_warmup : 0), m);
     std::vector<std::pair<bool, std::uint32_t>> items;  // (forward, micro-batch)
     for (std::uint32_t i = 0; i < warmup; ++i) items.push_back({true, i});
     for (std::uint32_t i = 0; i + warmup < m; ++i) {

@@ -319,3 +319,35 @@ TEST(TrainingSchedule, MeasuredLayerTimesReplaceFlops) {
 
 }  // namespace
 }  // namespace shoal::work
+
+namespace shoal::work {
+namespace {
+
+// With PipeMorph's remedy, one extra warm-up forward on stage 0, the forward
+// send has one operation of slack (f = 279 us): a delay below it adds exactly
+// itself to the iteration (100 and 200 us), past it bubbles cascade (measured:
+// 300 us costs 636 us, 800 us costs 7.7 ms).
+TEST(TrainingSchedule, SlowPipelineLinkWithSlackAddsAboutItself) {
+  topo::FabricSpec spec;
+  spec.gpus = 2;
+  spec.gpus_per_server = 1;
+  spec.link_rate = 400'000'000'000;
+  spec.link_latency = kMicrosecond;
+  const topo::Fabric fabric = topo::build_single_switch(spec);
+  JobSpec job = tiny_dense(8);
+  job.model.layers = 4;
+  job.parallel.extra_warmup = 1;
+  const Dag dag = generate(job, 2);
+  const topo::LinkId link = fabric.nic_links(0).front();
+  auto iteration = [&](Time d) {
+    return static_cast<double>(last_task_end(simulate(fabric, dag, link, d)));
+  };
+  const double base = iteration(0);
+  EXPECT_NEAR(iteration(100 * kMicrosecond) - base, 100e6, 1e6) << "below the slack: about d";
+  EXPECT_NEAR(iteration(200 * kMicrosecond) - base, 200e6, 1e6) << "below the slack: about d";
+  const double past = (iteration(800 * kMicrosecond) - iteration(500 * kMicrosecond)) / 300e6;
+  EXPECT_GT(past, 2.0) << "past the slack, each unit of delay costs more than 2";
+}
+
+}  // namespace
+}  // namespace shoal::work

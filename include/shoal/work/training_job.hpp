@@ -63,6 +63,8 @@ struct ParallelSpec {
   /// server (NVLink), then rings across servers between GPUs of the same local index.
   std::string dp_algorithm = "ring";
   std::uint32_t gpus_per_server = 8;  // the fabric's (set by resolve)
+  /// Warm-up forwards beyond 1F1B's PP - s - 1 on every stage but the last (PipeMorph).
+  std::uint32_t extra_warmup = 0;
 };
 
 struct GpuSpec {
