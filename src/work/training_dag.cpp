@@ -1,6 +1,7 @@
 #include "shoal/work/training_dag.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -33,6 +34,35 @@ std::vector<double> ep_weights(const JobSpec& job) {
   return w;
 }
 
+namespace {}  // namespace
+
+std::array<int, 4> placement_axes(const std::string& order) {
+  std::array<int, 4> axes{};
+  std::size_t n = 0, pos = 0;
+  bool seen[4] = {false, false, false, false};
+  while (pos <= order.size()) {
+    const std::size_t dash = std::min(order.find('-', pos), order.size());
+    const std::string name = order.substr(pos, dash - pos);
+    int axis = -1;
+    if (name == "tp") axis = 0;
+    if (name == "ep") axis = 1;
+    if (name == "dp") axis = 2;
+    if (name == "pp") axis = 3;
+    if (axis < 0 || n == 4 || seen[axis]) {
+      throw Error("parallelism.order \"" + order +
+                  "\" must name tp, ep, dp and pp once each, innermost first (e.g. tp-ep-dp-pp)");
+    }
+    seen[axis] = true;
+    axes[n++] = axis;
+    pos = dash + 1;
+  }
+  if (n != 4) {
+    throw Error("parallelism.order \"" + order +
+                "\" must name tp, ep, dp and pp once each, innermost first (e.g. tp-ep-dp-pp)");
+  }
+  return axes;
+}
+
 namespace {
 
 /// Builds one job's DAG: names, coordinates and the schedule.
@@ -45,7 +75,8 @@ class Builder {
         dag_(dag),
         edp_(p_.dp / p_.ep),
         lps_(job.layers_per_stage()),
-        weights_(ep_weights(job)) {}
+        weights_(ep_weights(job)),
+        axes_(placement_axes(job.parallel.order)) {}
 
   void build() {
     for (std::uint32_t it = 0; it < p_.iterations; ++it) {
@@ -71,7 +102,19 @@ class Builder {
                      std::uint32_t pp) const {
     return tp + p_.tp * (ep + p_.ep * (edp + edp_ * pp));
   }
-  GpuId gpu(std::uint32_t r) const { return p_.first_gpu + r; }
+  /// Internally ranks follow tp-ep-dp-pp; the placement order decides the GPU:
+  /// the rank's coordinates recombined with the order's first axis innermost.
+  GpuId gpu(std::uint32_t r) const {
+    const std::uint32_t coord[4] = {r % p_.tp, (r / p_.tp) % p_.ep, (r / (p_.tp * p_.ep)) % edp_,
+                                    r / (p_.tp * p_.dp)};  // tp, ep, dp (expert-data), pp
+    const std::uint32_t size[4] = {p_.tp, p_.ep, edp_, p_.pp};
+    std::uint32_t placed = 0, stride = 1;
+    for (const int axis : axes_) {
+      placed += coord[axis] * stride;
+      stride *= size[axis];
+    }
+    return p_.first_gpu + placed;
+  }
 
   CoflowLabels labels(CoflowType type, std::uint32_t mb, std::uint32_t layer,
                       std::uint32_t stage) const {
@@ -569,6 +612,8 @@ class Builder {
   std::uint32_t edp_;
   std::uint32_t lps_;
   std::vector<double> weights_;
+  std::array<int, 4>
+      axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp), innermost first
   std::uint32_t iteration_ = 0;
   std::string prefix_;
   std::vector<Flow> flows_;

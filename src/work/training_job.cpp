@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "shoal/core/error.hpp"
+#include "shoal/work/training_dag.hpp"
 
 namespace shoal::work {
 
@@ -42,8 +43,10 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
     throw Error(where + "parallelism.dp_algorithm \"" + p.dp_algorithm +
                 "\" is unknown (ring or hierarchical)");
   }
-  if (p.order != "tp-ep-dp-pp") {
-    throw Error(where + "parallelism.order \"" + p.order + "\" is not supported (tp-ep-dp-pp)");
+  try {
+    placement_axes(p.order);
+  } catch (const Error& e) {
+    throw Error(where + e.what());
   }
   if (m.layers % p.pp != 0) {
     throw Error(where + "model.layers (" + std::to_string(m.layers) + ") must divide by pp (" +

@@ -351,3 +351,31 @@ TEST(TrainingSchedule, SlowPipelineLinkWithSlackAddsAboutItself) {
 
 }  // namespace
 }  // namespace shoal::work
+
+namespace shoal::work {
+namespace {
+
+// The placement order moves groups onto servers: tp-ep-dp-pp puts the two
+// pipeline stages 32 GPUs apart (PP crosses the network); tp-pp-ep-dp puts each
+// stage pair 2 GPUs apart, inside one 8-GPU server (PP over NVLink only).
+TEST(TrainingJob, PlacementOrderDecidesWhereGroupsSit) {
+  const auto pp = static_cast<std::size_t>(CoflowType::kPp);
+  JobSpec megatron = small_moe();
+  const Dag a = generate(megatron, 64);
+  const JobTraffic ta = job_traffic(megatron, a, 8);
+  EXPECT_GT(ta.network[pp], 0);
+  EXPECT_EQ(ta.nvlink[pp], 0);
+  JobSpec stages_inside = small_moe();
+  stages_inside.parallel.order = "tp-pp-ep-dp";
+  const Dag b = generate(stages_inside, 64);
+  const JobTraffic tb = job_traffic(stages_inside, b, 8);
+  EXPECT_EQ(tb.network[pp], 0);
+  EXPECT_EQ(tb.nvlink[pp], ta.network[pp]);
+  JobSpec bad = small_moe();
+  bad.parallel.order = "tp-ep-pp";
+  EXPECT_TRUE(Has(error_of([&] { bad.resolve(64); }),
+                  "parallelism.order \"tp-ep-pp\" must name tp, ep, dp and pp once each"));
+}
+
+}  // namespace
+}  // namespace shoal::work

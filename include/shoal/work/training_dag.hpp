@@ -7,12 +7,18 @@
 // iteration's forward waits on).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <string>
 
 #include "shoal/work/dag.hpp"
 #include "shoal/work/training_job.hpp"
 
 namespace shoal::work {
+
+/// The axes of a placement order ("tp-ep-dp-pp": innermost first) as indices
+/// 0 tp, 1 ep, 2 dp (expert-data-parallel), 3 pp; an Error names a bad order.
+std::array<int, 4> placement_axes(const std::string& order);
 
 /// Adds the job's tasks and coflows to `dag` (call Dag::resolve() after all jobs).
 void add_training_job(const JobSpec& job, Dag& dag);
