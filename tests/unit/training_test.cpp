@@ -166,6 +166,35 @@ JobSpec tiny_dense(std::uint32_t micro_batches) {
   return j;
 }
 
+/// Two GPUs (one per server) on one switch.
+topo::Fabric two_gpu_fabric(BitsPerSecond rate, Time latency) {
+  topo::FabricSpec spec;
+  spec.gpus = 2;
+  spec.gpus_per_server = 1;
+  spec.link_rate = rate;
+  spec.link_latency = latency;
+  return topo::build_single_switch(spec);
+}
+
+/// The tiny dense job on two stages, 8 micro-batches, 4 layers, 400 Gb/s and
+/// 1 us links; iteration() puts extra latency on stage 0's uplink, which
+/// carries only its forward sends.
+struct SlowLinkCase {
+  explicit SlowLinkCase(std::uint32_t extra_warmup)
+      : fabric(two_gpu_fabric(400'000'000'000, kMicrosecond)) {
+    JobSpec job = tiny_dense(8);
+    job.model.layers = 4;
+    job.parallel.extra_warmup = extra_warmup;
+    dag = generate(job, 2);
+  }
+  double iteration(Time delay) const {
+    return static_cast<double>(
+        last_task_end(simulate(fabric, dag, fabric.nic_links(0).front(), delay)));
+  }
+  topo::Fabric fabric;
+  Dag dag;
+};
+
 // Without a network (1 Pb/s, 1 ns links) the iteration is the 1F1B critical
 // path. Per micro-batch, forward: attention 512 x (2 x 4h^2 + 4 x 512 x h) =
 // 5,368,709,120 FLOP = 53.687 us; FFN 512 x 2 x 2 x h x 4096 = 8,589,934,592 FLOP
@@ -174,12 +203,7 @@ JobSpec tiny_dense(std::uint32_t micro_batches) {
 // stage 0 F0 F1 . B0 B1, stage 1 F0 B0 F1 B1; stage 1's B1 ends at f0 + 2 f1 +
 // 2 b1 = f0 + 6 f1, then stage 0's B1: 3 f0 + 6 f1 = 1,319.19 us.
 TEST(TrainingSchedule, NoNetworkIterationIsTheOneFOneBCriticalPath) {
-  topo::FabricSpec spec;
-  spec.gpus = 2;
-  spec.gpus_per_server = 1;
-  spec.link_rate = 1'000'000'000'000'000;
-  spec.link_latency = kNanosecond;
-  const topo::Fabric fabric = topo::build_single_switch(spec);
+  const topo::Fabric fabric = two_gpu_fabric(1'000'000'000'000'000, kNanosecond);
   JobSpec job = tiny_dense(2);
   const Dag dag = generate(job, 2);
   EXPECT_NEAR(static_cast<double>(last_task_end(simulate(fabric, dag))) / 1e6, 1319.19, 0.2);
@@ -194,19 +218,8 @@ TEST(TrainingSchedule, NoNetworkIterationIsTheOneFOneBCriticalPath) {
 // other micro-batch's activation lies on the critical path); past it the
 // cost per unit grows (measured: 4 up to about 420 us, then 6 to 15).
 TEST(TrainingSchedule, SlowPipelineLinkCostsAFixedMultipleThenCascades) {
-  topo::FabricSpec spec;
-  spec.gpus = 2;
-  spec.gpus_per_server = 1;
-  spec.link_rate = 400'000'000'000;
-  spec.link_latency = kMicrosecond;
-  const topo::Fabric fabric = topo::build_single_switch(spec);
-  JobSpec job = tiny_dense(8);
-  job.model.layers = 4;
-  const Dag dag = generate(job, 2);
-  const topo::LinkId link = fabric.nic_links(0).front();
-  auto iteration = [&](Time d) {
-    return static_cast<double>(last_task_end(simulate(fabric, dag, link, d)));
-  };
+  const SlowLinkCase plain(0);
+  auto iteration = [&](Time d) { return plain.iteration(d); };
   const double base = iteration(0);
   const double small = (iteration(200 * kMicrosecond) - base) / (200 * kMicrosecond);
   const double large =
@@ -301,12 +314,7 @@ namespace {
 // (the LM head stays FLOP-based, 10.486 us): f0 = 100 us, f1 = 110.486 us, and
 // the 2-stage, 2-micro-batch critical path 3 f0 + 6 f1 = 962.916 us.
 TEST(TrainingSchedule, MeasuredLayerTimesReplaceFlops) {
-  topo::FabricSpec spec;
-  spec.gpus = 2;
-  spec.gpus_per_server = 1;
-  spec.link_rate = 1'000'000'000'000'000;
-  spec.link_latency = kNanosecond;
-  const topo::Fabric fabric = topo::build_single_switch(spec);
+  const topo::Fabric fabric = two_gpu_fabric(1'000'000'000'000'000, kNanosecond);
   JobSpec job = tiny_dense(2);
   job.gpu.layer_forward = {100 * kMicrosecond, 100 * kMicrosecond};
   const Dag dag = generate(job, 2);
@@ -328,20 +336,8 @@ namespace {
 // itself to the iteration (100 and 200 us), past it bubbles cascade (measured:
 // 300 us costs 636 us, 800 us costs 7.7 ms).
 TEST(TrainingSchedule, SlowPipelineLinkWithSlackAddsAboutItself) {
-  topo::FabricSpec spec;
-  spec.gpus = 2;
-  spec.gpus_per_server = 1;
-  spec.link_rate = 400'000'000'000;
-  spec.link_latency = kMicrosecond;
-  const topo::Fabric fabric = topo::build_single_switch(spec);
-  JobSpec job = tiny_dense(8);
-  job.model.layers = 4;
-  job.parallel.extra_warmup = 1;
-  const Dag dag = generate(job, 2);
-  const topo::LinkId link = fabric.nic_links(0).front();
-  auto iteration = [&](Time d) {
-    return static_cast<double>(last_task_end(simulate(fabric, dag, link, d)));
-  };
+  const SlowLinkCase slack(1);
+  auto iteration = [&](Time d) { return slack.iteration(d); };
   const double base = iteration(0);
   EXPECT_NEAR(iteration(100 * kMicrosecond) - base, 100e6, 1e6) << "below the slack: about d";
   EXPECT_NEAR(iteration(200 * kMicrosecond) - base, 200e6, 1e6) << "below the slack: about d";
