@@ -3,6 +3,8 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <string>
+#include <vector>
 
 #include "shoal/core/comm.hpp"
 
@@ -17,6 +19,21 @@ struct GlobalOptions {
 /// The command to run once parsing succeeded; returns the exit code.
 using Action = std::function<int(const core::Comm&)>;
 
+/// What `shoal run` simulates; `shoal sweep` fills it for each point.
+struct RunArgs {
+  std::string config;
+  std::vector<std::string> overrides;
+  std::string output;
+  bool force = false;
+  double progress_interval = 5.0;
+  std::string sweep_point;  // recorded in /meta; a sweep point runs one policy
+  bool check = false;       // the full invariants (Debug builds check them anyway)
+};
+
+/// Reads the config on every rank, simulates each policy and reports; returns
+/// the exit code (0, 1 for an error, 3 when stopped by a signal).
+int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOptions& global);
+
 void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOptions& global,
                         Action& action);
 void add_version_command(CLI::App& app, Action& action);
@@ -24,5 +41,6 @@ void add_workload_commands(CLI::App& app, Action& action);
 void add_topo_command(CLI::App& app, Action& action);
 void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_training_commands(CLI::App& app, Action& action);
+void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace shoal::cli

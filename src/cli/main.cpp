@@ -9,6 +9,7 @@
 #include "commands.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/comm.hpp"
+#include "shoal/core/fatal_signal.hpp"
 #include "shoal/io/build_info.hpp"
 
 namespace {
@@ -50,6 +51,7 @@ void add_version_command(CLI::App& app, Action& action) {
 int main(int argc, char** argv) {
   shoal::core::MpiSession mpi(argc, argv);
   const shoal::core::Comm world = shoal::core::Comm::world();
+  shoal::core::install_fatal_signal_handlers(world.rank());
 
   CLI::App app(
       "Shoal: a parallel discrete-event simulator of large-model training traffic on GPU "
@@ -71,6 +73,7 @@ int main(int argc, char** argv) {
   partition->require_subcommand(1);
   shoal::cli::add_phold_commands(*bench, *partition, global, action);
   shoal::cli::add_run_command(app, global, action);
+  shoal::cli::add_sweep_command(app, global, action);
   shoal::cli::add_training_commands(app, action);
   shoal::cli::add_topo_command(app, action);
   shoal::cli::add_workload_commands(app, action);

@@ -10,6 +10,7 @@
 #include <optional>
 
 #include "commands.hpp"
+#include "memory_guard.hpp"
 #include "run_config.hpp"
 #include "run_measures.hpp"
 #include "run_output.hpp"
@@ -28,14 +29,6 @@
 
 namespace shoal::cli {
 namespace {
-
-struct RunArgs {
-  std::string config;
-  std::vector<std::string> overrides;
-  std::string output;
-  bool force = false;
-  double progress_interval = 5.0;
-};
 
 double percentile(std::vector<Time> values, double q) {
   if (values.empty()) return 0;
@@ -279,15 +272,24 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
   }
 }
 
-int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& global) {
+}  // namespace
+
+int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOptions& global) {
   RunSetup setup;
   core::install_stop_handlers();
   const bool ready = setup_everywhere(world, [&] {
     read_config(args.config, args.overrides, world.size(), setup);
     setup.engine.progress = !global.quiet;
     setup.engine.progress_interval_seconds = args.progress_interval;
+    setup.overrides = args.overrides;
+    setup.sweep_point = args.sweep_point;
+    if (!args.sweep_point.empty() && setup.policies.size() > 1) {
+      throw Error("sweep point " + args.sweep_point +
+                  ": runs one policy; sweep policy.name instead of giving policy.compare");
+    }
   });
   if (!ready) return 1;
+  const int ranks_on_node = world.ranks_on_node();
   const bool several = setup.policies.size() > 1;
   // -o FILE.h5 (or [output] file) writes HDF5; -o anything else writes the coflow CSV.
   const std::string output = args.output.empty() ? setup.output : args.output;
@@ -300,6 +302,7 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
     sched::FlowPriorities priorities;
     const std::string name = sched::policy_name(policy);
     const bool built = setup_everywhere(world, [&] {
+      check_memory(ranks_on_node, setup, hdf5, setup.memory_limit);
       if (hdf5) {
         h5 = std::make_unique<RunOutput>(world, output_for(output, name, several), args.force,
                                          setup.output_flows);
@@ -309,6 +312,7 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
       priorities = sched::flow_priorities(setup.dag, *setup.fabric, policy);
       net::NetworkOptions options = setup.network;
       options.record = hdf5;
+      options.check = options.check || args.check;
       network = std::make_unique<net::Network>(*setup.fabric, setup.dag, *sim, options,
                                                setup.perturbations, priorities);
       if (h5) h5->attach(*network);
@@ -320,6 +324,8 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
       net::RunResults results = network->results(world);
       const bool delivered =
           results.bytes_delivered == setup.dag.total_bytes();  // same on every rank
+      // Every byte arrived: each rank's ports must be empty with all credit back.
+      if (delivered && !summary.stopped) network->check_end_state();
       if (h5) {
         h5->finish(setup, *network, results, summary, name, priorities,
                    delivered && !summary.stopped);
@@ -360,8 +366,6 @@ int run(const core::Comm& world, const RunArgs& args, const GlobalOptions& globa
   return 0;
 }
 
-}  // namespace
-
 void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action) {
   auto args = std::make_shared<RunArgs>();
   CLI::App* cmd = app.add_subcommand(
@@ -375,6 +379,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
                   "Write the results: FILE.h5 (HDF5: coflows, flows, compute, iterations, links, "
                   "meta; docs/output.md) or FILE.csv (the coflow table)");
   cmd->add_flag("--force", args->force, "Overwrite an existing HDF5 output file");
+  cmd->add_flag("--check", args->check,
+                "Check the full invariants after every window (queue counters, credits within "
+                "0..buffer), as Debug builds do; slower. The cheap ones are always on");
   cmd->add_option("--set", args->overrides,
                   "Override a config value: TABLE.KEY=VALUE (repeatable), e.g. "
                   "--set network.cell_size=64KiB --set topology.link_rate=400Gbps");
@@ -382,7 +389,9 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
                   "Seconds between progress lines (--quiet turns them off)")
       ->capture_default_str();
   cmd->callback([&action, &global, args] {
-    action = [&global, args](const core::Comm& world) { return run(world, *args, global); };
+    action = [&global, args](const core::Comm& world) {
+      return run_simulation(world, *args, global);
+    };
   });
 }
 

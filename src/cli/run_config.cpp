@@ -255,13 +255,20 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   if (setup.network.link_util_bin <= 0)
     throw Error(prefix + "output.link_util_bin must be positive");
   const std::int64_t top = config.integer(o, "link_util_top").value_or(20);
-  if (top < 0) throw Error(prefix + "output.link_util_top must not be negative");
+  if (top < 0 || top > UINT32_MAX) {
+    throw Error(prefix + "output.link_util_top must be between 0 and " +
+                std::to_string(UINT32_MAX));
+  }
   setup.network.link_util_top = static_cast<std::uint32_t>(top);
   setup.config_path = path;
 
   constexpr std::string_view r = "run";
   setup.engine.seed = static_cast<std::uint64_t>(config.integer(r, "seed").value_or(1));
   setup.engine.end_time = config.time(r, "end").value_or(kTimeInfinity);
+  if (const auto limit = config.bytes(r, "memory_limit")) {
+    if (*limit <= 0) throw Error("config " + path + ": run.memory_limit must be positive");
+    setup.memory_limit = static_cast<std::uint64_t>(*limit);
+  }
   const std::string strategy = config.string(r, "partition").value_or("topology");
   config.reject_unknown();
   setup.partition.emplace(topo::partition_fabric(*setup.fabric, ranks, strategy));

@@ -3,6 +3,7 @@
 // milestones, engine options. Shared by `shoal run`, `traffic` and `dag`.
 #pragma once
 
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <vector>
@@ -37,8 +38,11 @@ struct RunSetup {
   core::EngineOptions engine;
   std::string workload;
   std::string config_path;
-  std::string output;        // [output] file (an -o option replaces it)
-  bool output_flows = true;  // [output] flows: the per-flow table
+  std::string output;                  // [output] file (an -o option replaces it)
+  bool output_flows = true;            // [output] flows: the per-flow table
+  std::vector<std::string> overrides;  // --set (or a sweep point's), recorded in /meta
+  std::string sweep_point;             // "SWEEP.toml:NAME" when a sweep runs the config
+  std::uint64_t memory_limit = 0;      // [run] memory_limit: bytes per rank (0: the node's)
 };
 
 /// Reads and checks everything; an Error names the file and key. `ranks`

@@ -106,6 +106,16 @@ const void* Comm::native() const {
   return native_storage_;
 }
 
+int Comm::ranks_on_node() const {
+  MPI_Comm node = MPI_COMM_NULL;
+  MPI_Comm_split_type(static_cast<MPI_Comm>(impl_->comm), MPI_COMM_TYPE_SHARED, rank_,
+                      MPI_INFO_NULL, &node);
+  int size = 1;
+  MPI_Comm_size(node, &size);
+  MPI_Comm_free(&node);
+  return size;
+}
+
 std::int64_t Comm::sum(std::int64_t v) const {
   return mpi::all_reduce(impl_->comm, v, std::plus<std::int64_t>());
 }
@@ -125,6 +135,8 @@ void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::s
     std::copy(in.begin(), in.end(), out.begin());
     return;
   }
+  // Every rank has the same size; with none, boost would bind a reference to null.
+  if (in.empty()) return;
   if (in.size() > static_cast<std::size_t>(INT_MAX)) throw Error("reduce: too many values");
   if (comm.rank() == 0) {
     mpi::reduce(comm, in.data(), static_cast<int>(in.size()), out.data(), op, 0);

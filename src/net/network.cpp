@@ -35,6 +35,36 @@ std::vector<Time> failure_times(const topo::Fabric& fabric, const Perturbations&
 
 }  // namespace
 
+std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                      const NetworkOptions& options) {
+  const std::uint64_t flows = dag.flows().size();
+  const std::uint64_t tasks = dag.tasks().size();
+  const std::uint64_t links = fabric.link_count();
+  const std::uint64_t nodes = fabric.node_count();
+  // Every rank sizes its per-flow and per-task arrays for the whole DAG.
+  std::uint64_t per_flow = sizeof(Bytes) * 2 + sizeof(Time) * 3 + sizeof(std::uint32_t) * 2 + 1 +
+                           32;  // class, key, last served, ...; the runner's and router's share
+  std::uint64_t per_task = sizeof(Time) * 2 + 16;
+  if (options.record) {
+    // Rows wait for the flush (on one rank, until the end), HDF5 converts and
+    // compresses them in buffers of its own, and rank 0 gathers every flow's and
+    // task's times for the tables written at the end: measured on the
+    // 1,024-GPU Qwen job at one rank, 471 MB for 1.5 M flows (docs/reliability.md).
+    per_flow += 320;
+    per_task += 160;
+  }
+  // Cells in flight are bounded by the credits: a class's buffer per link; most
+  // links carry one or two classes at a time.
+  const std::uint64_t cells_per_link =
+      2 *
+      static_cast<std::uint64_t>(options.buffer_per_class / std::max<Bytes>(options.cell_size, 1));
+  const std::uint64_t per_link = sizeof(Port) + sizeof(std::int32_t) + 3 * sizeof(Time) +
+                                 cells_per_link * (sizeof(core::Event) + sizeof(Cell));
+  const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
+  return flows * per_flow + tasks * per_task + links * per_link + nodes * per_node +
+         std::uint64_t{fabric.gpu_count()} * sizeof(Gpu);
+}
+
 Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
                  const NetworkOptions& options, const Perturbations& perturbations,
                  sched::FlowPriorities priorities)
@@ -306,6 +336,10 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
     }
   }
   port.credits[cls] -= bytes;
+  if (port.credits[cls] < 0) [[unlikely]] {
+    violated("link " + std::to_string(link) + " class " + std::to_string(cls) +
+             " sent a cell without credit");
+  }
   if (port.queued != 0 || !port.own.empty()) {  // more to send: wake when this cell has left
     port.free_pending = true;
     sim.send(node, finish - now, tag(kPortFree, link), 0);
@@ -400,13 +434,20 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
     }
     case kCredit: {
       const LinkId link = ev.tag >> 4;
-      ports_[link].credits[ev.payload >> 32] += static_cast<Bytes>(ev.payload & 0xFFFFFFFF);
+      Bytes& credits = ports_[link].credits[ev.payload >> 32];
+      credits += static_cast<Bytes>(ev.payload & 0xFFFFFFFF);
+      if (credits > options_.buffer_per_class) [[unlikely]] {
+        violated("link " + std::to_string(link) + " class " + std::to_string(ev.payload >> 32) +
+                 " got credit beyond its buffer (" + std::to_string(credits) + " bytes)");
+      }
       try_send(ev.target, link, sim);
       return;
     }
     case kFlowReceived: {
       const auto flow = static_cast<std::uint32_t>(ev.payload);
       const work::Flow& f = dag_.flows()[flow];
+      if (flow_end_[flow] >= 0) [[unlikely]]
+        violated("flow " + std::to_string(flow) + " ended twice");
       flow_end_[flow] = sim.now();
       runner_.flow_done_at(f.dst, flow, ready_);
       // The acknowledgement returns along the path (its latency, no queueing).
@@ -431,6 +472,8 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
       const auto task = static_cast<std::uint32_t>(ev.payload);
       const work::ComputeTask& t = dag_.tasks()[task];
       const work::GpuId g = t.gpu;
+      if (task_end_[task] >= 0) [[unlikely]]
+        violated("task " + std::to_string(task) + " ended twice");
       task_end_[task] = sim.now();
       if (options_.record) {
         const work::TaskLabels& l = t.labels;
@@ -470,6 +513,61 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
     }
   }
   throw Error("internal: unknown network event kind " + std::to_string(ev.tag & 15));
+}
+
+void Network::violated(const std::string& what) const {
+  throw Error("invariant violated at " + format_time(sim_.now()) + ": " + what);
+}
+
+void Network::check_ports() const {
+  for (topo::LinkId l = 0; l < fabric_.link_count(); ++l) {
+    if (!sim_.owns(fabric_.link(l).from)) continue;
+    const Port& port = ports_[l];
+    std::int64_t cells = 0;
+    for (int c = 0; c < kClasses; ++c) {
+      const std::size_t in_class = port.by_flow[c].size() + port.fifo[c].size();
+      cells += static_cast<std::int64_t>(in_class);
+      if ((in_class != 0) != (((port.queued >> c) & 1) != 0)) {
+        violated("link " + std::to_string(l) + " class " + std::to_string(c) +
+                 ": the queued-class bit disagrees with its " + std::to_string(in_class) +
+                 " cells");
+      }
+      if (port.credits[c] < 0 || port.credits[c] > options_.buffer_per_class) {
+        violated("link " + std::to_string(l) + " class " + std::to_string(c) + " holds " +
+                 std::to_string(port.credits[c]) + " bytes of credit, outside 0.." +
+                 std::to_string(options_.buffer_per_class));
+      }
+    }
+    if (cells != queued_cells_[l]) {
+      violated("link " + std::to_string(l) + " counts " + std::to_string(queued_cells_[l]) +
+               " queued cells and holds " + std::to_string(cells));
+    }
+  }
+}
+
+void Network::check_end_state() const {
+  check_ports();
+  for (topo::LinkId l = 0; l < fabric_.link_count(); ++l) {
+    if (!sim_.owns(fabric_.link(l).from)) continue;
+    const Port& port = ports_[l];
+    for (int c = 0; c < kClasses; ++c) {
+      if (port.credits[c] != options_.buffer_per_class) {
+        violated("at the end, link " + std::to_string(l) + " class " + std::to_string(c) + " has " +
+                 std::to_string(port.credits[c]) + " of " +
+                 std::to_string(options_.buffer_per_class) + " bytes of credit back");
+      }
+    }
+    if (queued_cells_[l] != 0 || !port.own.empty()) {
+      violated("at the end, link " + std::to_string(l) + " still holds cells or flows");
+    }
+  }
+  for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
+    const work::Flow& flow = dag_.flows()[f];
+    if (sim_.owns(gpu_node(flow.dst)) && received_[f] != flow.bytes) {
+      violated("conservation: flow " + std::to_string(f) + " received " +
+               std::to_string(received_[f]) + " of " + std::to_string(flow.bytes) + " bytes");
+    }
+  }
 }
 
 void Network::record_unfinished() {

@@ -77,8 +77,11 @@ Fabric build_fabric(io::ConfigFile& config) {
     RailSpec spec;
     spec.base = base;
     spec.radix = count("radix", spec.radix, 4096);
-    spec.segment_servers =
-        static_cast<std::uint32_t>(config.integer(t, "segment_servers").value_or(0));
+    const std::int64_t segment = config.integer(t, "segment_servers").value_or(0);
+    if (segment < 0 || segment > 4096) {
+      throw Error(where + "segment_servers must be between 0 (radix/2) and 4096");
+    }
+    spec.segment_servers = static_cast<std::uint32_t>(segment);
     spec.dual_plane = config.boolean(t, "dual_plane").value_or(false);
     config.reject_unknown(t);
     return with_context([&] { return build_rail_optimized(spec); });

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <limits>
 #include <set>
 
 #include "shoal/core/error.hpp"
@@ -22,35 +23,48 @@ std::string where(const std::string& path, const toml::source_region& source) {
 }
 
 /// A JSON document as the TOML tree the readers take: objects become tables.
-toml::table to_toml(const nlohmann::json& object, const std::string& path);
+/// `depth` counts the enclosing objects and arrays: a workload needs 5 (a flow
+/// in a coflow), and deep nesting must not exhaust the stack.
+toml::table to_toml(const nlohmann::json& object, const std::string& path, int depth = 0);
 
-toml::array to_toml_array(const nlohmann::json& array, const std::string& path) {
-  toml::array out;
-  for (const auto& item : array) {
-    if (item.is_object()) {
-      out.push_back(to_toml(item, path));
-    } else if (item.is_array()) {
-      out.push_back(to_toml_array(item, path));
-    } else if (item.is_string()) {
-      out.push_back(item.get<std::string>());
-    } else if (item.is_boolean()) {
-      out.push_back(item.get<bool>());
-    } else if (item.is_number_integer()) {
-      out.push_back(item.get<std::int64_t>());
-    } else if (item.is_number()) {
-      out.push_back(item.get<double>());
-    } else {
-      throw Error("workload " + path + ": null is not a value a workload can hold");
-    }
+constexpr int kMaxJsonDepth = 64;
+constexpr auto kMaxJsonInteger =
+    static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max());
+
+/// Appends one JSON value, converted, to `out`.
+void append_to_toml(toml::array& out, const nlohmann::json& item, const std::string& path,
+                    int depth) {
+  if (depth > kMaxJsonDepth) {
+    throw Error("workload " + path + ": objects and arrays nested deeper than " +
+                std::to_string(kMaxJsonDepth) + " levels (a workload needs 5)");
   }
-  return out;
+  if (item.is_object()) {
+    out.push_back(to_toml(item, path, depth + 1));
+  } else if (item.is_array()) {
+    toml::array array;
+    for (const auto& element : item) append_to_toml(array, element, path, depth + 1);
+    out.push_back(std::move(array));
+  } else if (item.is_string()) {
+    out.push_back(item.get<std::string>());
+  } else if (item.is_boolean()) {
+    out.push_back(item.get<bool>());
+  } else if (item.is_number_unsigned() && item.get<std::uint64_t>() > kMaxJsonInteger) {
+    throw Error("workload " + path + ": the number " + item.dump() +
+                " is too large (integers go up to " + std::to_string(kMaxJsonInteger) + ")");
+  } else if (item.is_number_integer()) {
+    out.push_back(item.get<std::int64_t>());
+  } else if (item.is_number()) {
+    out.push_back(item.get<double>());
+  } else {
+    throw Error("workload " + path + ": null is not a value a workload can hold");
+  }
 }
 
-toml::table to_toml(const nlohmann::json& object, const std::string& path) {
+toml::table to_toml(const nlohmann::json& object, const std::string& path, int depth) {
   toml::table out;
   for (const auto& [key, value] : object.items()) {
-    const nlohmann::json wrapped = nlohmann::json::array({value});
-    toml::array one = to_toml_array(wrapped, path);
+    toml::array one;
+    append_to_toml(one, value, path, depth);
     out.insert(key, std::move(*one.get(0)));
   }
   return out;
@@ -239,7 +253,41 @@ class Entry {
   std::set<std::string, std::less<>> used_;
 };
 
-void read_task(Entry& e, Dag& dag) {
+/// What a workload file adds up to so far, for its bounds.
+struct Totals {
+  std::uint64_t pattern_flows = 0;
+  Bytes bytes = 0;
+};
+
+/// Counts `count` flows of `bytes` each: the bytes of a file's flows must add up
+/// to an int64, or every total of them (`shoal workload check`) overflows.
+void add_bytes(Entry& e, Bytes bytes, std::uint64_t count, Totals& totals) {
+  Bytes sum = 0;
+  if (__builtin_mul_overflow(bytes, count, &sum) ||
+      __builtin_add_overflow(totals.bytes, sum, &totals.bytes)) {
+    e.fail(nullptr, "the flows of the workload add up to more than " +
+                        std::to_string(std::numeric_limits<Bytes>::max()) + " bytes");
+  }
+}
+
+/// The flows the patterns of one workload file may expand to, in all: a full
+/// all-to-all among 4,096 GPUs. A few lines of pattern must not ask for more
+/// memory than any machine has ("0..16777215" all-to-all: 2.8e14 flows).
+constexpr std::uint64_t kMaxPatternFlows = std::uint64_t{1} << 24;
+
+/// Counts a pattern's `flows` of `bytes` each, before it expands.
+void expand(Entry& e, std::uint64_t flows, Bytes bytes, Totals& totals) {
+  totals.pattern_flows += flows;
+  if (totals.pattern_flows > kMaxPatternFlows) {
+    e.fail(nullptr, "expands to " + std::to_string(flows) +
+                        " flows; the patterns of a workload file hold at most " +
+                        std::to_string(kMaxPatternFlows) +
+                        " in all (an all-to-all among 4096 GPUs)");
+  }
+  add_bytes(e, bytes, flows, totals);
+}
+
+void read_task(Entry& e, Dag& dag, Totals& /*totals*/) {
   e.allow_only({"name", "gpu", "duration", "after"});
   std::string name = e.string("name");
   const GpuId gpu = e.gpu("gpu");
@@ -249,7 +297,7 @@ void read_task(Entry& e, Dag& dag) {
   dag.add_task(std::move(name), gpu, duration, std::move(after));
 }
 
-void read_coflow(Entry& e, Dag& dag) {
+void read_coflow(Entry& e, Dag& dag, Totals& totals) {
   e.allow_only({"name", "type", "job", "iteration", "micro_batch", "layer", "stage", "start",
                 "after", "flows"});
   std::string name = e.string("name");
@@ -267,6 +315,7 @@ void read_coflow(Entry& e, Dag& dag) {
     flow.src = f.gpu("src");
     flow.dst = f.gpu("dst");
     flow.bytes = f.bytes("bytes");
+    add_bytes(f, flow.bytes, 1, totals);
     f.reject_unknown();
     flows.push_back(flow);
   }
@@ -275,7 +324,7 @@ void read_coflow(Entry& e, Dag& dag) {
 }
 
 /// Traffic patterns: each expands to one coflow.
-void read_pattern(Entry& e, Dag& dag) {
+void read_pattern(Entry& e, Dag& dag, Totals& totals) {
   // Keys of any kind here; reject_unknown() below catches one that the kind ignores.
   e.allow_only({"name", "kind", "type", "job", "iteration", "micro_batch", "layer", "stage",
                 "start", "after", "gpus", "bytes", "seed", "group_size", "groups", "sources",
@@ -290,6 +339,7 @@ void read_pattern(Entry& e, Dag& dag) {
     const std::vector<GpuId> gpus = e.gpus("gpus");
     const Bytes bytes = e.bytes("bytes");
     if (gpus.size() < 2) e.fail(nullptr, "a permutation needs at least 2 GPUs");
+    expand(e, gpus.size(), bytes, totals);
     // A random derangement (nobody sends to itself) by Sattolo's algorithm: a single
     // cycle through all GPUs, drawn from the pattern's own seed.
     core::Rng rng(static_cast<std::uint64_t>(e.integer("seed", 1, INT64_MAX)), 0);
@@ -311,6 +361,7 @@ void read_pattern(Entry& e, Dag& dag) {
     if (layout != "contiguous" && layout != "strided") {
       e.fail(nullptr, "'groups' must be \"contiguous\" or \"strided\"");
     }
+    expand(e, std::uint64_t{gpus.size()} * (group_size - 1), bytes, totals);
     const std::size_t groups = gpus.size() / group_size;
     // contiguous: group k = positions [k*size, (k+1)*size); strided: k, k+groups, k+2*groups, ...
     auto member = [&](std::size_t group, std::size_t j) {
@@ -327,11 +378,13 @@ void read_pattern(Entry& e, Dag& dag) {
     const std::vector<GpuId> sources = e.gpus("sources");
     const GpuId destination = e.gpu("destination");
     const Bytes bytes = e.bytes("bytes");
+    expand(e, sources.size(), bytes, totals);
     for (const GpuId s : sources) flows.push_back({s, destination, bytes});
   } else if (kind == "one-to-many") {
     const GpuId source = e.gpu("source");
     const std::vector<GpuId> destinations = e.gpus("destinations");
     const Bytes bytes = e.bytes("bytes");
+    expand(e, destinations.size(), bytes, totals);
     for (const GpuId d : destinations) flows.push_back({source, d, bytes});
   } else {
     e.fail(e.get("kind"), "unknown pattern kind \"" + kind +
@@ -355,6 +408,9 @@ void load_dag_file(const std::string& path, Dag& dag, bool json) {
     } catch (const nlohmann::json::parse_error& err) {
       throw Error("workload " + path + ", byte " + std::to_string(err.byte) + ": not valid JSON (" +
                   std::string(err.what()) + ")");
+    } catch (const nlohmann::json::exception& err) {
+      // Valid syntax, but a value JSON cannot hold: a number beyond a double (1e400).
+      throw Error("workload " + path + ": not valid JSON (" + std::string(err.what()) + ")");
     }
     if (!json.is_object()) {
       throw Error("workload " + path +
@@ -371,17 +427,19 @@ void load_dag_file(const std::string& path, Dag& dag, bool json) {
                   std::to_string(at.column) + ": " + std::string(err.description()));
     }
   }
-  using Reader = void (*)(Entry&, Dag&);
+  using Reader = void (*)(Entry&, Dag&, Totals&);
   const std::pair<std::string_view, Reader> sections[] = {
       {"task", read_task}, {"coflow", read_coflow}, {"pattern", read_pattern}};
   for (const auto& [key, value] : root) {
+    const std::string_view name = key.str();  // clang 14 cannot capture a structured binding
     const bool known = std::any_of(std::begin(sections), std::end(sections),
-                                   [&](const auto& s) { return s.first == key.str(); });
+                                   [&](const auto& s) { return s.first == name; });
     if (!known) {
       throw Error(where(path, key.source()) + ": unknown key '" + std::string(key.str()) +
                   "' (a workload holds [[task]], [[coflow]] and [[pattern]] entries)");
     }
   }
+  Totals totals;
   for (const auto& [section, read] : sections) {
     const toml::node* list = root.get(section);
     if (list == nullptr) continue;
@@ -394,7 +452,7 @@ void load_dag_file(const std::string& path, Dag& dag, bool json) {
       const toml::table& table = *item.as_table();
       Entry entry(path, Entry::subject_of(section, index++, table), table);
       try {
-        read(entry, dag);
+        read(entry, dag, totals);
       } catch (const Error& err) {
         const std::string what = err.what();
         if (what.rfind("workload ", 0) == 0) throw;

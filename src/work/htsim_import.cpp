@@ -264,6 +264,11 @@ class Reader {
            "no 'size' or size 0 (htsim then sends without end, which a coflow cannot express)");
     }
     c.size = *size;
+    // The sizes must add up to an int64, or every total of them overflows.
+    if (__builtin_add_overflow(total_bytes_, c.size, &total_bytes_)) {
+      fail(line, "the connections' sizes add up to more than " +
+                     std::to_string(std::numeric_limits<Bytes>::max()) + " bytes");
+    }
     if (c.id != 0) {
       const auto [it, fresh] = flow_ids_.emplace(c.id, line);
       if (!fresh) {
@@ -463,6 +468,7 @@ class Reader {
   std::vector<TriggerDef> triggers_seen_;
   std::map<std::uint32_t, std::size_t> trigger_index_;
   std::map<std::uint32_t, std::size_t> flow_ids_;  // id -> line
+  Bytes total_bytes_ = 0;
 };
 
 }  // namespace

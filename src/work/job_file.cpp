@@ -1,5 +1,9 @@
 #include "shoal/work/job_file.hpp"
 
+#include <algorithm>
+#include <limits>
+#include <utility>
+
 #include "shoal/core/error.hpp"
 
 namespace shoal::work {
@@ -8,9 +12,12 @@ namespace {
 template <class T>
 void read_count(io::ConfigFile& c, std::string_view table, std::string_view key, T& out) {
   if (const auto v = c.integer(table, key)) {
-    if (*v < 0) {
-      throw Error("config " + c.path() + ": " + std::string(table) + "." + std::string(key) +
-                  " must not be negative");
+    const std::string name = std::string(table) + "." + std::string(key);
+    if (*v < 0) throw Error("config " + c.path() + ": " + name + " must not be negative");
+    // Not cut to the field's width: 4294967297 layers must not become 1.
+    if (static_cast<std::uint64_t>(*v) > std::numeric_limits<T>::max()) {
+      throw Error("config " + c.path() + ": " + name + " must be at most " +
+                  std::to_string(std::numeric_limits<T>::max()));
     }
     out = static_cast<T>(*v);
   }
@@ -27,6 +34,22 @@ void read_parallelism(io::ConfigFile& c, std::string_view t, ParallelSpec& p) {
   read_count(c, t, "extra_warmup", p.extra_warmup);
   read_count(c, t, "first_gpu", p.first_gpu);
   read_count(c, t, "gpus", p.gpus);
+  // At most the largest fabric (2^20 GPUs, fabric_config.cpp) each and together:
+  // past it, tp x pp x dp would overflow JobSpec::resolve()'s 32-bit arithmetic
+  // (tp = pp = 65536 made tp x pp 0, and a division by it crashed).
+  constexpr std::uint64_t kMaxGpus = std::uint64_t{1} << 20;
+  const auto where = "config " + c.path() + ": " + std::string(t) + ".";
+  for (const auto& [key, value] :
+       {std::pair{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"dp", p.dp}, {"gpus", p.gpus}}) {
+    if (value > kMaxGpus) {
+      throw Error(where + key + " must be at most " + std::to_string(kMaxGpus) + " (GPUs)");
+    }
+  }
+  if (const std::uint64_t product = std::uint64_t{p.tp} * p.pp * std::max(p.dp, 1u);
+      product > kMaxGpus) {
+    throw Error(where + "tp x pp x dp = " + std::to_string(product) + " GPUs; at most " +
+                std::to_string(kMaxGpus));
+  }
   p.order = c.string(t, "order").value_or(p.order);
   p.dp_algorithm = c.string(t, "dp_algorithm").value_or(p.dp_algorithm);
 }

@@ -5,6 +5,7 @@
 # Usage: bad_input.sh SHOAL MPIRUN FAULT_PROBE WORKDIR
 set -uo pipefail
 shoal=$1 mpirun=$2 probe=$3 dir=$4
+src=$(cd "$(dirname "$0")/../.." && pwd)
 mkdir -p "$dir"
 passed=0 failed=0
 
@@ -150,6 +151,10 @@ expect_error run-name-and-compare "policy: give name or compare, not both" run1 
 run_config milestone.toml '[[milestone]]\nlabel = "x"\nat = "nothing.end"'
 expect_error run-bad-milestone 'milestone[0].at: no task or coflow named "nothing" in the workload' \
   run1 run "$dir/milestone.toml"
+# Was cut to 32 bits (4294967297 became 1); found writing tests/fuzz.
+run_config util-top.toml '[output]\nlink_util_top = 4294967297'
+expect_error run-util-top-range "output.link_util_top must be between 0 and 4294967295" \
+  run1 run "$dir/util-top.toml"
 
 # Training jobs.
 src_jobs=$(cd "$(dirname "$0")/../../jobs" && pwd)
@@ -165,6 +170,11 @@ expect_error set-unknown-key "config $dir/set.toml (--set): unknown key 'network
   run2 run "$dir/set.toml" --set network.cell_sise=4KiB
 expect_error set-malformed '--set "cell_size=4": expected TABLE.KEY=VALUE' \
   run1 run "$dir/set.toml" --set cell_size=4
+expect_error run-unknown-partition 'unknown partition strategy "pods" (use topology, block or round-robin)' \
+  run2 run "$src/configs/examples/fat-tree-64.toml" --set run.partition=pods
+# The resource guard: a run that cannot fit is refused before it is built, on every rank.
+expect_error memory-guard "over run.memory_limit = 20 MiB; raise the limit" \
+  run2 run "$src/configs/examples/qwen-64.toml" --set run.memory_limit=20MiB
 
 run_config perturb-node.toml '\n[[perturbation]]\nlink = "gpu 0 -> spine 9"'
 expect_error perturbation-unknown-node 'perturbation[0]: no node "spine 9" in this fabric' \

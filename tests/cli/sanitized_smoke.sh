@@ -2,13 +2,15 @@
 # The shoal executable of the ASan + UBSan build on one rank, over every kind of
 # input it reads and every report it writes: any sanitizer report or non-zero
 # exit fails. (Found before: an empty optional dereferenced for jobs = [...].)
-# Usage: sanitized_smoke.sh SHOAL WORKDIR SOURCE_DIR
+# With MPIRUN, the same executable also at 2 and 3 ranks (window exchange,
+# collective HDF5, sweeps, the invariants of --check).
+# Usage: sanitized_smoke.sh SHOAL WORKDIR SOURCE_DIR [MPIRUN]
 set -euo pipefail
 # Leak checking stays with the unit tests: LeakSanitizer's tracer crashes at the
 # exit of this MPI executable here ("Tracer caught signal 11"); memory errors
 # and undefined behaviour are still caught.
 export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
-shoal=$1 dir=$2 src=$(cd "$3" && pwd)
+shoal=$1 dir=$2 src=$(cd "$3" && pwd) mpirun=${4:-}
 mkdir -p "$dir"
 ex=$src/configs/examples
 run() {  # run NAME ARGS...
@@ -41,4 +43,20 @@ cp "$src/tests/configs/permutation-128-workload.toml" "$dir/"
   printf '\n[[perturbation]]\nlink = "core 0 -> spine 0"\nfail = true\nat = "100us"\n'
   printf '\n[[perturbation]]\nlink = "spine 1 -> leaf 1"\nfail = true\nat = "200us"\n'; } >"$dir/failures.toml"
 run failures run "$dir/failures.toml" --quiet --set network.cell_size=64KiB
+if [ -n "$mpirun" ]; then
+  mpi() {  # mpi NAME RANKS ARGS...
+    if timeout 600 "$mpirun" -np "$2" "$shoal" "${@:3}" >"$dir/$1.out" 2>&1; then
+      echo "ok   $1 ($2 ranks)"
+    else
+      echo "FAIL $1 ($2 ranks):"; tail -30 "$dir/$1.out"; exit 1
+    fi
+  }
+  rm -rf "$dir"/*.h5 "$dir/sweep"
+  mpi figure-a-mpi 3 run "$ex/figure-a.toml" --quiet --check --set topology.gpus=4 \
+    --set run.partition=round-robin -o "$dir/figure-a.h5"
+  mpi panel-mpi 2 run "$ex/case-ii-panel.toml" --quiet --check -o "$dir/panel.h5"
+  mpi fat-tree-64-mpi 2 run "$ex/fat-tree-64.toml" --quiet --check --set policy.name=hermod \
+    --set 'network.load_balancing="adaptive"'
+  mpi sweep-mpi 2 sweep "$src/configs/sweeps/tiny.toml" --quiet --point 3 --results "$dir/sweep"
+fi
 echo "sanitized smoke: all ran clean"

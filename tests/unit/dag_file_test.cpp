@@ -820,6 +820,36 @@ TEST_F(DagFile, GroupSizeMustDivide) {
             at(1) + "pattern \"a2a\": 'groups' must be \"contiguous\" or \"strided\"");
 }
 
+// Found while writing the fuzz targets (tests/fuzz): a few lines of pattern
+// could ask for any number of flows ("0..16777215" all-to-all: 2.8e14) and run
+// out of memory. The patterns of a file expand to at most 2^24 flows together,
+// checked before each one expands.
+TEST_F(DagFile, PatternsExpandToAtMost2To24Flows) {
+  EXPECT_EQ(load_error(all_to_all("\"0..8191\"", "")),
+            at(1) +
+                "pattern \"a2a\": expands to 67100672 flows; the patterns of a "
+                "workload file hold at most 16777216 in all (an all-to-all among 4096 GPUs)");
+  // Smaller groups fit: 2048 pairs.
+  EXPECT_EQ(load(all_to_all("\"0..4095\"", "group_size = 2")).flows().size(), 4096u);
+}
+
+// Found while writing the fuzz targets (tests/fuzz; their UBSan reports it): the
+// bytes of a file's flows could overflow every total of them (`shoal workload
+// check` printed -777216 TiB).
+TEST_F(DagFile, BytesAddUpToAtMostInt64) {
+  EXPECT_EQ(load_error("[[coflow]]\nname = \"c\"\nflows = [\n"
+                       "  { src = 0, dst = 1, bytes = \"8000000TiB\" },\n"
+                       "  { src = 1, dst = 0, bytes = \"8000000TiB\" },\n]\n"),  // flow #2: line 5
+            at(5) +
+                "coflow \"c\", flow #2: the flows of the workload add up to more than "
+                "9223372036854775807 bytes");
+  EXPECT_EQ(load_error("[[pattern]]\nname = \"perm\"\nkind = \"permutation\"\n"
+                       "gpus = \"0..1\"\nbytes = \"5000000TiB\"\n"),
+            at(1) +
+                "pattern \"perm\": the flows of the workload add up to more than "
+                "9223372036854775807 bytes");
+}
+
 TEST_F(DagFile, PermutationNeedsTwoGpus) {
   EXPECT_EQ(load_error(permutation("\"5..5\"", "")),
             at(1) + "pattern \"perm\": a permutation needs at least 2 GPUs");

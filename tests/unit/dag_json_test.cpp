@@ -96,6 +96,35 @@ TEST(DagJson, ErrorsNameTheFileAndTheEntry) {
   EXPECT_NE(error_of(top).find("unknown key 'tasks'"), std::string::npos);
 }
 
+// Each of these escaped as another exception, read a wrong value or crashed: the
+// first found by fuzzing (tests/fuzz), the others while writing its targets.
+TEST(DagJson, ValuesJsonCannotHoldAreErrors) {
+  // nlohmann throws out_of_range, not parse_error, for a number beyond a double.
+  const std::string huge = write("huge.json", R"({"task": [{"name": "t", "gpu": 1e400}]})");
+  EXPECT_EQ(error_of(huge).rfind("workload " + huge + ": not valid JSON (", 0), 0u)
+      << error_of(huge);
+  // Above int64: was read as a negative number.
+  const std::string wide =
+      write("wide.json", R"({"task": [{"name": "t", "gpu": 18446744073709551615}]})");
+  EXPECT_EQ(error_of(wide), "workload " + wide +
+                                ": the number 18446744073709551615 is too large (integers go up "
+                                "to 9223372036854775807)");
+}
+
+TEST(DagJson, DeepNestingIsAnErrorNotAStackOverflow) {
+  const int depth = 200'000;
+  const std::string arrays = write(
+      "deep-arrays.json", "{\"task\": " + std::string(depth, '[') + std::string(depth, ']') + "}");
+  EXPECT_EQ(error_of(arrays), "workload " + arrays +
+                                  ": objects and arrays nested deeper than 64 levels (a "
+                                  "workload needs 5)");
+  std::string objects = "{\"task\": ";
+  for (int i = 0; i < depth; ++i) objects += "{\"a\": ";
+  objects += "1" + std::string(depth + 1, '}');
+  const std::string deep_objects = write("deep-objects.json", objects);
+  EXPECT_NE(error_of(deep_objects).find("nested deeper than 64 levels"), std::string::npos);
+}
+
 TEST(DagJson, FormatNamesAreChecked) {
   Dag dag;
   EXPECT_THROW(load_workload(write("x.toml", ""), "yaml", dag), Error);

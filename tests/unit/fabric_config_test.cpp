@@ -329,6 +329,16 @@ TEST_F(FabricConfig, CountsOutOfRange) {
                   "topology.gpus must be between 1 and 1048576"));
 }
 
+// Was cast to 32 bits unchecked: -1 became 4294967295 and 4294967297 became 1.
+TEST_F(FabricConfig, SegmentServersOutOfRange) {
+  for (const char* value : {"-1", "4097", "4294967297"}) {
+    SCOPED_TRACE(value);
+    EXPECT_TRUE(Has(load_error("[topology]\nkind = \"rail-optimized\"\nsegment_servers = " +
+                               std::string(value) + "\n"),
+                    "topology.segment_servers must be between 0 (radix/2) and 4096"));
+  }
+}
+
 TEST_F(FabricConfig, BuilderErrorsNameTheFile) {
   std::string e = load_error("[topology]\nkind = \"fat-tree\"\ngpus = 12\ngpus_per_server = 8\n");
   EXPECT_TRUE(Has(e, "[topology]: gpus (12) must be a positive multiple of gpus_per_server (8)"));

@@ -294,6 +294,12 @@ INSTANTIATE_TEST_SUITE_P(
                   ", line 3: 'id': bad number 'x1' (an id from 1 to 4294967295)"},
         BadMatrix{"zero_id", HEAD "0->1 id 0 start 0 size 5\n",
                   ", line 3: 'id' 0 is not allowed (htsim reserves id 0)"},
+        // Found writing the fuzz targets: the total overflowed (`workload check`: negative bytes).
+        BadMatrix{"sizes_past_int64",
+                  "Nodes 4\nConnections 2\n0->1 start 0 size 5000000000000000000\n"
+                  "1->2 start 0 size 5000000000000000000\n",
+                  ", line 4: the connections' sizes add up to more than 9223372036854775807 "
+                  "bytes"},
         BadMatrix{"duplicate_id",
                   "Nodes 4\nConnections 2\n0->1 id 4 start 0 size 5\n"
                   "# between\n1->2 id 4 start 0 size 5\n",

@@ -73,6 +73,9 @@ class Comm {
   void min_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const;
   void max_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const;
   void barrier() const;
+  /// Collective: how many ranks of this communicator share this rank's node
+  /// (its memory).
+  int ranks_on_node() const;
   /// Ends every rank of the job at once with the given exit code.
   [[noreturn]] void abort(int code) const;
 

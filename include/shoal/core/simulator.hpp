@@ -26,8 +26,8 @@
 #include "shoal/core/layout.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/progress.hpp"
-#include "shoal/core/stop_signal.hpp"
 #include "shoal/core/random.hpp"
+#include "shoal/core/stop_signal.hpp"
 
 namespace shoal::core {
 
@@ -207,6 +207,8 @@ RunSummary Simulator::run(Model& model) {
       replace_top_pending_ = false;
       if ((++events_ & 0xFFFF) == 0) [[unlikely]] {
         progress_.update(now_, global_events_ + (events_ - events_at_sync_) * ranks);
+        // Local (not collective) work every 65,536 events, e.g. invariant checks.
+        if constexpr (requires { model.every_batch(*this); }) model.every_batch(*this);
         // One rank has a single unbounded window: look for a stop request here too.
         if (ranks == 1 && stop_requested()) {
           last_event_time_ = now_;

@@ -71,6 +71,12 @@ struct Perturbations {
   std::vector<GpuPerturbation> gpus;
 };
 
+#ifdef NDEBUG
+inline constexpr bool kFullChecksByDefault = false;
+#else
+inline constexpr bool kFullChecksByDefault = true;
+#endif
+
 struct NetworkOptions {
   Bytes cell_size = 4096;
   Bytes buffer_per_class = 512 * 1024;  // ingress buffer per port and class (credits)
@@ -81,6 +87,11 @@ struct NetworkOptions {
   Time link_util_bin = 0;  // with record: bytes per link per bin of this width (0: off)
   std::uint32_t link_util_top = 20;  // ... reported for this many of the busiest links
   bool switch_round_robin = true;    // round-robin across flows in a class at switches; else FIFO
+  // The full invariants (docs/reliability.md): after every window, every port's
+  // queue counters and credits recounted. On in Debug builds, `shoal run --check`
+  // in Release. The cheap ones (credit bounds, conservation, each flow and task
+  // ending once, the end state) are always on.
+  bool check = kFullChecksByDefault;
 };
 
 /// Throws an Error naming the bad option (cell size, buffer smaller than a cell).
@@ -116,6 +127,12 @@ class Network {
   Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
           const NetworkOptions& options, const Perturbations& perturbations = {},
           sched::FlowPriorities priorities = {});
+
+  /// Bytes one rank's Network and engine will allocate for this fabric and DAG
+  /// (per-flow, per-task and per-link state, the events of cells in flight,
+  /// the output buffers): the resource guard's estimate, made before building.
+  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                      const NetworkOptions& options);
 
   /// Schedules what is ready at time 0 on this rank's GPUs.
   void initialize();
@@ -153,8 +170,22 @@ class Network {
   /// Called by the engine after every window synchronization, on every rank in
   /// step: runs the hook (the output file's periodic collective flush).
   void after_sync(core::Simulator&) {
+    if (options_.check) check_ports();
     if (sync_hook_) sync_hook_();
   }
+  /// Called by the engine every 65,536 events on this rank (one rank has a
+  /// single unbounded window, so after_sync alone would check too rarely).
+  void every_batch(core::Simulator&) {
+    if (options_.check) check_ports();
+    if (batch_hook_) batch_hook_();
+  }
+  /// Runs `hook` every 65,536 events on this rank; it must not be collective
+  /// unless the run has one rank.
+  void set_batch_hook(std::function<void()> hook) { batch_hook_ = std::move(hook); }
+  /// After a run in which every flow finished: this rank's ports hold no cell
+  /// and have all their credit back, and every flow it received has exactly its
+  /// bytes. Throws an Error naming the first violation.
+  void check_end_state() const;
   void set_sync_hook(std::function<void()> hook) { sync_hook_ = std::move(hook); }
   /// The rows recorded since the last call (NetworkOptions::record).
   std::vector<FlowRecord>& flow_records() { return flow_records_; }
@@ -219,6 +250,9 @@ class Network {
   void start_compute(work::GpuId gpu, core::Simulator& sim);
   /// The port failed: its queued cells and own flows move to other ports of `node`.
   void evacuate(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
+  /// The full invariants over this rank's ports (NetworkOptions::check).
+  void check_ports() const;
+  [[noreturn]] void violated(const std::string& what) const;
   topo::NodeId gpu_node(work::GpuId g) const { return fabric_.gpu_node(g); }
   work::GpuId gpu_of(topo::NodeId n) const { return fabric_.node(n).index; }
 
@@ -256,6 +290,7 @@ class Network {
   std::vector<Time> gpu_iteration_wait_;  // by GPU * iterations_ + iteration
   // Output rows and counters (NetworkOptions::record).
   std::function<void()> sync_hook_;
+  std::function<void()> batch_hook_;
   std::vector<FlowRecord> flow_records_;
   std::vector<ComputeRecord> compute_records_;
   std::vector<std::uint32_t> flow_coflow_;  // by flow

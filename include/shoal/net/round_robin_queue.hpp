@@ -20,6 +20,12 @@ class RoundRobinQueue {
   /// Flows holding items.
   std::size_t flows() const { return turn_.size(); }
   const Item& front() const { return items_[turn_.front()].front(); }
+  /// Items held, over all flows (a scan of the slots: for checks, not hot paths).
+  std::size_t size() const {
+    std::size_t n = 0;
+    for (const Ring<Item>& items : items_) n += items.size();
+    return n;
+  }
 
   void push(std::uint32_t flow, const Item& item) {
     auto slot = std::find(flow_.begin(), flow_.end(), flow);

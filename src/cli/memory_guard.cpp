@@ -1,0 +1,97 @@
+#include "memory_guard.hpp"
+
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <string>
+
+#include "shoal/core/error.hpp"
+#include "shoal/core/units.hpp"
+#include "shoal/net/network.hpp"
+
+namespace shoal::cli {
+namespace {
+
+constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
+
+/// A number from the first line of a file ("max" and errors: unknown).
+std::uint64_t read_number(const char* path) {
+  std::ifstream in(path);
+  std::string text;
+  if (!(in >> text) || text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+    return kUnknown;
+  }
+  return std::stoull(text);
+}
+
+/// What this node (or this job's cgroup, as Slurm sets one) can still give.
+std::uint64_t available_bytes() {
+  std::uint64_t available = kUnknown;
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  std::uint64_t kib = 0;
+  std::string unit;
+  while (meminfo >> key >> kib >> unit) {
+    if (key == "MemAvailable:") available = kib * 1024;
+  }
+  // cgroup v2, then v1: the limit less what the group already uses.
+  for (const auto& [limit_path, usage_path] :
+       {std::pair{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
+        std::pair{"/sys/fs/cgroup/memory/memory.limit_in_bytes",
+                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
+    const std::uint64_t limit = read_number(limit_path);
+    const std::uint64_t usage = read_number(usage_path);
+    if (limit != kUnknown && usage != kUnknown && limit < (std::uint64_t{1} << 60)) {
+      available = std::min(available, limit > usage ? limit - usage : 0);
+      break;
+    }
+  }
+  return available;
+}
+
+std::uint64_t resident_bytes() {
+  std::ifstream statm("/proc/self/statm");
+  std::uint64_t size = 0;
+  std::uint64_t resident = 0;
+  statm >> size >> resident;
+  return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
+}
+
+std::string gib(std::uint64_t bytes) { return format_bytes(static_cast<Bytes>(bytes)); }
+
+}  // namespace
+
+std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record) {
+  net::NetworkOptions options = setup.network;
+  options.record = record;
+  return net::Network::estimate_bytes(*setup.fabric, setup.dag, options);
+}
+
+void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::uint64_t limit) {
+  const std::uint64_t more = estimate_run_bytes(setup, record);
+  const std::uint64_t now = resident_bytes();
+  spdlog::debug("memory: {} resident after reading the config, about {} more to run", gib(now),
+                gib(more));
+  const std::string what = "memory: this run needs about " + gib(now + more) + " per rank (" +
+                           gib(now) +
+                           " for the fabric and workload, every rank holds them whole, + " +
+                           gib(more) + " for the network and engine)";
+  if (limit > 0 && now + more > limit) {
+    throw Error(what + ", over run.memory_limit = " + gib(limit) +
+                "; raise the limit, use larger cells or a smaller workload");
+  }
+  const std::uint64_t available = available_bytes();
+  const std::uint64_t need = more * static_cast<std::uint64_t>(ranks_on_node);
+  if (available != kUnknown && need > available) {
+    throw Error(what + "; the " + std::to_string(ranks_on_node) + " rank" +
+                (ranks_on_node == 1 ? "" : "s") + " on this node need " + gib(need) +
+                " more and it has " + gib(available) +
+                " available: run fewer ranks per node, on a node with more memory, or with "
+                "larger cells");
+  }
+}
+
+}  // namespace shoal::cli

@@ -1,0 +1,24 @@
+// The resource guard: before the network and the engine are built, the memory
+// they will take is estimated and compared with what this node has free (or
+// with [run] memory_limit), so a run that cannot fit stops with the numbers
+// instead of being killed by the OOM killer hours later (docs/reliability.md).
+#pragma once
+
+#include <cstdint>
+
+#include "run_config.hpp"
+
+namespace shoal::cli {
+
+/// Bytes the network, the engine and the output buffers of one rank will add
+/// to what read_config already allocated (the fabric and the DAG, which every
+/// rank holds whole).
+std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record);
+
+/// Throws an Error when this rank's resident memory plus the estimate exceeds
+/// `limit` (per rank, 0: none), or when the estimate times the ranks on this
+/// node (core::Comm::ranks_on_node) exceeds the memory the node, or the job's
+/// cgroup, has available.
+void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::uint64_t limit);
+
+}  // namespace shoal::cli

@@ -1,0 +1,55 @@
+#!/usr/bin/env bash
+# The determinism matrix (docs/reliability.md): three configs (the digest's
+# Figure A micro case, a 128-GPU fat-tree training job with EP, PP and DP under
+# hermod, a multi-plane all-to-all with spraying) at 1, 2, 3 and 4 ranks, each
+# with the full invariants on (--check); every HDF5 dataset, sorted by its key
+# columns, must be identical to the one-rank file's. (The training job runs at
+# 400 Gb/s with 10 us links and 1 MiB cells: a longer lookahead, fewer windows, a test in seconds.)
+# Usage: determinism_matrix.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
+set -euo pipefail
+shoal=$1 mpirun=$2 dir=$3 src=$4
+py=/usr/bin/python3  # Debian's Python, where python3-h5py lives
+rm -rf "$dir"
+mkdir -p "$dir"
+cp "$src/configs/examples/figure-a.toml" "$src/configs/examples/figure-a-workload.toml" "$dir/"
+sed -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" -e 's/^gpus = 64/gpus = 128/' \
+  -e 's/^micro_batch_tokens = .*/micro_batch_tokens = 256/' -e 's/^micro_batches = .*/micro_batches = 2/' \
+  -e 's/^cell_size = .*/cell_size = "1MiB"/' -e 's/^buffer_per_class = .*/buffer_per_class = "2MiB"/' -e 's/^name = "fair"/name = "hermod"/' \
+  -e 's/^link_rate = .*/link_rate = "400Gbps"/' -e 's/^link_latency = .*/link_latency = "10us"/' \
+  "$src/configs/examples/qwen-64.toml" >"$dir/training.toml"
+cp "$src/tests/configs/multi-plane-128.toml" "$src/tests/configs/mp-a2a-workload.toml" "$dir/"
+configs="figure-a training multi-plane-128"
+for config in $configs; do
+  for n in 1 2 3 4; do
+    extra=()
+    # Figure A's switch gets two idle hosts (5 nodes fill 4 ranks), dealt round-robin
+    # so that its one busy link crosses ranks.
+    [ "$config" = figure-a ] && extra=(--set topology.gpus=4 --set run.partition=round-robin)
+    timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/$config.toml" --quiet --check \
+      -o "$dir/$config-$n.h5" "${extra[@]}" >"$dir/$config-$n.log"
+  done
+done
+"$py" - "$dir" $configs <<'PY'
+import sys, h5py, numpy as np
+d, configs = sys.argv[1], sys.argv[2:]
+keys = {"coflows": ["id"], "flows": ["id"], "compute": ["task"], "iterations": ["job", "iteration"],
+        "links": ["id"], "link_util": ["link", "bin"]}
+def load(path):
+    with h5py.File(path, "r") as f:
+        assert f["meta"].attrs["completed"] == 1, path
+        extra = set(f.keys()) - set(keys) - {"meta"}
+        assert not extra, "datasets without a sort key: %s" % extra
+        return {k: np.sort(f[k][:], order=o) for k, o in keys.items() if k in f}
+bad = 0
+for c in configs:
+    ref = load("%s/%s-1.h5" % (d, c))
+    for n in (2, 3, 4):
+        got = load("%s/%s-%d.h5" % (d, c, n))
+        diff = [k for k in ref if k not in got or not np.array_equal(ref[k], got[k])] + \
+               [k for k in got if k not in ref]
+        rows = ", ".join("%s %d" % (k, len(v)) for k, v in ref.items())
+        print("%s   %s at %d ranks: %s (%s)" % ("FAIL" if diff else "ok", c, n,
+              "differs in " + ", ".join(diff) if diff else "every dataset identical to 1 rank", rows))
+        bad += bool(diff)
+sys.exit(1 if bad else 0)
+PY

@@ -1,0 +1,322 @@
+#!/usr/bin/env bash
+# Real-Slurm test of slurm/ (issue 7): starts a private one-node Slurm cluster on
+# this machine (munged, slurmctld and slurmd on localhost, configured and kept in
+# a temp folder), then
+#   1. slurm/submit-sweep configs/sweeps/tiny.toml: one array per rank count and
+#      the report after them; every point's HDF5 must hold /meta completed = 1,
+#      the report summary.csv and PNG plots; meanwhile slurm/run.sbatch runs one
+#      simulation through the other launcher (mpirun when the sweep uses srun);
+#   2. resume: submit-sweep again must find every point done and submit only the
+#      report, and the array run over all points must skip them (files untouched);
+# and stops what it started (on success, failure or interruption), leaving the
+# machine as it found it. It fails, never skips, when Slurm cannot run here.
+#
+#   tests/slurm/slurm_sweep.sh SHOAL_BIN SOURCE_DIR
+#
+# Needs root (slurmd runs jobs; SlurmUser=root) and the Debian packages
+# slurm-wlm and munge (tools/install-deps installs them), /usr/bin/python3 with
+# h5py. No systemd: the daemons run in the foreground as children of this
+# script, with their own munge key and socket, free ports and state folders, so
+# a Slurm or munge already on the machine is neither used nor disturbed.
+#
+# Environment: SHOAL_SLURM_LAUNCHER  srun (default) or mpirun, for the sweep
+#              SHOAL_SLURM_TIMEOUT   seconds to wait for the jobs (default 300)
+#              SHOAL_SLURM_KEEP=1    keep the temp folder (its path is printed)
+set -euo pipefail
+
+if [ $# -ne 2 ]; then
+  echo "usage: $0 SHOAL_BIN SOURCE_DIR" >&2
+  exit 2
+fi
+shoal=$(readlink -f "$1")
+src=$(readlink -f "$2")
+launcher=${SHOAL_SLURM_LAUNCHER:-srun}
+timeout_s=${SHOAL_SLURM_TIMEOUT:-300}
+sweep=$src/configs/sweeps/tiny.toml
+py=/usr/bin/python3
+t0=$SECONDS
+
+say() { echo "slurm_sweep: [$((SECONDS - t0))s] $*"; }
+fail() {
+  echo "slurm_sweep: FAIL: $*" >&2
+  exit 1
+}
+
+# ---- what it needs: missing pieces are failures, not skips.
+[ "$(id -u)" = 0 ] || fail "needs root (slurmd starts the jobs; SlurmUser=root)"
+for c in munged mungekey slurmctld slurmd sbatch squeue sinfo scontrol scancel srun mpirun; do
+  command -v "$c" >/dev/null || fail "$c not found (tools/install-deps installs slurm-wlm, munge, openmpi-bin)"
+done
+[ -x "$shoal" ] || fail "no shoal executable at $shoal"
+[ -f "$sweep" ] || fail "no sweep file $sweep"
+"$py" -c 'import h5py' 2>/dev/null || fail "$py has no h5py (python3-h5py)"
+case $launcher in srun) other=mpirun ;; mpirun) other=srun ;; *) fail "SHOAL_SLURM_LAUNCHER: srun or mpirun" ;; esac
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/shoal-slurm.XXXXXX")
+# munged wants every folder above its socket searchable by all.
+chmod 755 "$tmp"
+mkdir -p "$tmp"/{munge-key,state,spool,log,work,results,run}
+chmod 755 "$tmp/log" "$tmp/work" "$tmp/results" "$tmp/run"
+mkdir -m 755 "$tmp/munge"
+chmod 700 "$tmp/munge-key"
+pids=()        # the daemons, started here
+ctld_up=0
+
+# ---- clean-up: jobs first (their slurmstepd outlive slurmd), then the daemons,
+# then anything still holding a file under $tmp (a stray job step), each by id.
+dump_logs() {
+  local f
+  echo "---- daemon logs" >&2
+  for f in "$tmp"/log/*; do
+    [ -f "$f" ] || continue
+    echo "== $f (last 60 lines)" >&2
+    tail -n 60 "$f" >&2 || true
+  done
+  echo "---- job logs" >&2
+  for f in "$tmp"/results/logs/* "$tmp"/run/*.log; do
+    [ -f "$f" ] || continue
+    echo "== $f" >&2
+    tail -n 40 "$f" >&2 || true
+  done
+  if [ "$ctld_up" = 1 ]; then
+    echo "---- jobs and node" >&2
+    squeue >&2 || true
+    scontrol -o show jobs >&2 || true
+    scontrol show node >&2 || true
+  fi
+}
+stop_pid() {
+  local pid=$1 i
+  kill -TERM "$pid" 2>/dev/null || return 0
+  for i in $(seq 50); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.2
+  done
+  kill -KILL "$pid" 2>/dev/null || true
+  echo "slurm_sweep: killed $pid after 10 s" >&2
+}
+holders() {
+  # Processes with their cwd or an open file under $tmp, except this script.
+  local p link
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" = $$ ] && continue
+    for link in "$p"/cwd "$p"/fd/*; do
+      case $(readlink "$link" 2>/dev/null) in
+        "$tmp" | "$tmp"/*) echo "${p#/proc/}"; break ;;
+      esac
+    done
+  done
+}
+cleanup() {
+  local status=$? i pid
+  trap - EXIT INT TERM HUP
+  trap '' PIPE # a closed stdout must not stop the clean-up half way
+  set +e
+  if [ "$status" -ne 0 ]; then dump_logs; fi
+  cd / # this script's own children must not count as holders of $tmp
+  if [ "$ctld_up" = 1 ]; then
+    scancel --quiet --user=root 2>/dev/null
+    for i in $(seq 30); do
+      [ -z "$(squeue -h 2>/dev/null)" ] && break
+      sleep 0.5
+    done
+  fi
+  for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[i]}"; done
+  for pid in $(holders); do
+    echo "slurm_sweep: stopping leftover process $pid ($(tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null))" >&2
+    stop_pid "$pid"
+  done
+  if [ "${SHOAL_SLURM_KEEP:-0}" = 1 ]; then
+    echo "slurm_sweep: kept $tmp" >&2
+  else
+    rm -rf "$tmp"
+  fi
+  if [ "$status" -eq 0 ]; then say "passed"; else echo "slurm_sweep: FAILED (status $status)" >&2; fi
+  exit "$status"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+trap 'exit 141' PIPE # e.g. piped into head: clean up all the same
+
+# ---- the sweep's points decide how many CPUs the node must offer.
+listing=$("$shoal" --quiet sweep "$sweep" --list --results "$tmp/results") ||
+  fail "shoal sweep --list failed"
+points=$(grep -vc '^#' <<<"$listing" || true)
+max_ranks=$(grep -v '^#' <<<"$listing" | awk 'BEGIN { m = 1 } $4 > m { m = $4 } END { print m }')
+[ "$points" -gt 0 ] || fail "no points in $sweep"
+
+# ---- the node as slurmd sees it; CPUs raised to the widest point if need be
+# (then slurmd must take the configured count over the real one).
+node=$(hostname -s)
+hw=$(slurmd -C) || fail "slurmd -C failed"
+cpus=$(grep -o 'CPUs=[0-9]*' <<<"$hw" | head -1 | cut -d= -f2)
+mem=$(grep -o 'RealMemory=[0-9]*' <<<"$hw" | head -1 | cut -d= -f2)
+{ [ -n "$cpus" ] && [ -n "$mem" ]; } || fail "cannot read CPUs and RealMemory from: $hw"
+overrides=
+if [ "$max_ranks" -gt "$cpus" ]; then
+  cpus=$max_ranks
+  overrides="SlurmdParameters=config_overrides"
+fi
+read -r ctld_port slurmd_port < <("$py" -c '
+import socket
+ss = [socket.socket() for _ in range(2)]
+for s in ss: s.bind(("127.0.0.1", 0))
+print(*[s.getsockname()[1] for s in ss])')
+
+# ---- munge: a fresh key and a private socket.
+mungekey --create --keyfile="$tmp/munge-key/munge.key" --bits=1024 2>/dev/null ||
+  dd if=/dev/urandom of="$tmp/munge-key/munge.key" bs=1 count=1024 status=none
+chmod 400 "$tmp/munge-key/munge.key"
+socket=$tmp/munge/munge.socket
+munged --foreground --socket="$socket" --key-file="$tmp/munge-key/munge.key" \
+  --pid-file="$tmp/munge/munged.pid" --seed-file="$tmp/munge-key/munged.seed" \
+  --log-file="$tmp/log/munged.log" >"$tmp/log/munged.out" 2>&1 &
+pids+=("$!")
+for _ in $(seq 50); do [ -S "$socket" ] && break; sleep 0.1; done
+[ -S "$socket" ] || fail "munged did not start"
+munge -S "$socket" -n | unmunge -S "$socket" >/dev/null || fail "munge round trip failed"
+
+# ---- slurm.conf: one node, no cgroups (a container has none to give), root.
+export SLURM_CONF=$tmp/slurm.conf
+cat >"$SLURM_CONF" <<EOF
+# Generated by tests/slurm/slurm_sweep.sh for one test run.
+ClusterName=shoaltest
+SlurmctldHost=$node(127.0.0.1)
+SlurmctldPort=$ctld_port
+SlurmdPort=$slurmd_port
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=$socket
+StateSaveLocation=$tmp/state
+SlurmdSpoolDir=$tmp/spool
+SlurmctldPidFile=$tmp/slurmctld.pid
+SlurmdPidFile=$tmp/slurmd.pid
+SlurmctldLogFile=$tmp/log/slurmctld.log
+SlurmdLogFile=$tmp/log/slurmd.log
+SlurmctldDebug=info
+SlurmdDebug=info
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+SelectType=select/cons_tres
+SelectTypeParameters=CR_Core
+MpiDefault=none
+ReturnToService=2
+MailProg=/bin/true
+# Finished jobs stay visible to scontrol for the checks.
+MinJobAge=3600
+# Start queued batch jobs at once rather than batched every 3 s: a quicker test.
+SchedulerParameters=batch_sched_delay=0
+KillWait=5
+$overrides
+NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
+PartitionName=test Nodes=$node Default=YES MaxTime=INFINITE State=UP
+EOF
+
+say "starting slurmctld and slurmd ($node: CPUs=$cpus RealMemory=$mem, ports $ctld_port/$slurmd_port) in $tmp"
+slurmctld -D -f "$SLURM_CONF" >"$tmp/log/slurmctld.out" 2>&1 &
+pids+=("$!")
+ctld_up=1
+slurmd -D -f "$SLURM_CONF" -N "$node" >"$tmp/log/slurmd.out" 2>&1 &
+pids+=("$!")
+state=
+for _ in $(seq 120); do
+  state=$(sinfo -h -n "$node" -o %T 2>/dev/null || true)
+  [ "$state" = idle ] && break
+  for pid in "${pids[@]}"; do kill -0 "$pid" 2>/dev/null || fail "a daemon exited (pid $pid)"; done
+  sleep 0.5
+done
+[ "$state" = idle ] || fail "node $node not idle after 60 s (state: ${state:-none})"
+say "node $node idle"
+
+# ---- the jobs: everything the scripts need comes from the environment.
+export SHOAL_BIN=$shoal SHOAL_HOME=$src SHOAL_RESULTS=$tmp/results SHOAL_LAUNCHER=$launcher
+export SHOAL_ARRAY_THROTTLE=2
+export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1   # one node: shared memory only
+cd "$tmp/work"
+
+wait_jobs() {
+  local start=$SECONDS
+  while [ -n "$(squeue -h)" ]; do
+    ((SECONDS - start < timeout_s)) || fail "jobs still queued or running after $timeout_s s"
+    sleep 1
+  done
+}
+# Every job (every task of an array) must have COMPLETED with exit code 0.
+check_jobs() {
+  local id line
+  for id in "$@"; do
+    line=$(scontrol -o show job "$id") || fail "job $id unknown to slurmctld"
+    while read -r line; do
+      [[ $line == *" JobState=COMPLETED "* && $line == *" ExitCode=0:0 "* ]] ||
+        fail "job $id did not complete: $(grep -o 'JobId=[^ ]*\|JobState=[^ ]*\|ExitCode=[^ ]*\|Reason=[^ ]*' <<<"$line" | tr '\n' ' ')"
+    done <<<"$(scontrol -o show job "$id")"
+  done
+}
+# file -> "completed" attribute of /meta, one per line ("missing" when no file).
+completed() {
+  "$py" - "$@" <<'EOF'
+import os, sys, h5py
+for p in sys.argv[1:]:
+    if not os.path.exists(p):
+        print(p, "missing")
+        continue
+    with h5py.File(p, "r") as f:
+        print(p, int(f["meta"].attrs.get("completed", -1)) if "meta" in f else "no-meta")
+EOF
+}
+sweep_files() { "$shoal" --quiet sweep "$sweep" --list --results "$tmp/results" | awk '!/^#/ { print $6 }'; }
+
+# ---- 1. the sweep, and one run.sbatch job through the other launcher.
+say "submitting $sweep ($points points, up to $max_ranks ranks, launcher $launcher)"
+out=$("$src/slurm/submit-sweep" "$sweep") || fail "submit-sweep failed: $out"
+echo "$out"
+ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
+arrays=$(grep -c '^[0-9]* sweep array' <<<"$out" || true)
+[ "$(grep -c '^[0-9]* report' <<<"$out")" = 1 ] || fail "submit-sweep did not submit one report"
+[ "$arrays" -ge 1 ] || fail "submit-sweep submitted no array"
+run_id=$(SHOAL_LAUNCHER=$other SHOAL_RESULTS=$tmp/run sbatch --parsable --ntasks=2 \
+  --output="$tmp/run/run-%j.log" "$src/slurm/run.sbatch" "$src/configs/examples/figure-a.toml") ||
+  fail "sbatch slurm/run.sbatch failed"
+wait_jobs
+# shellcheck disable=SC2086  # the ids, one word each
+check_jobs $ids "$run_id"
+say "all jobs completed: $(tr '\n' ' ' <<<"$ids")(sweep) $run_id (run.sbatch via $other)"
+
+mapfile -t files < <(sweep_files)
+[ "${#files[@]}" = "$points" ] || fail "--list names ${#files[@]} files, expected $points"
+while read -r f c; do
+  [ "$c" = 1 ] || fail "$f: completed = $c"
+done < <(completed "${files[@]}" "$tmp/run/figure-a.h5")
+grep -q "ranks: 2 ($other)" "$tmp/run/job.txt" || fail "run.sbatch's job.txt: $(cat "$tmp/run/job.txt")"
+[ -s "$tmp/results/report/summary.csv" ] || fail "no report summary.csv"
+[ "$(wc -l <"$tmp/results/report/summary.csv")" -ge 2 ] || fail "summary.csv has no rows"
+pngs=$(find "$tmp/results/report" -name '*.png' | wc -l)
+[ "$pngs" -ge 1 ] || fail "no PNG plot in the report"
+logs=$(find "$tmp/results/logs" -name 'sweep-*.log' | wc -l)
+[ "$logs" = "$points" ] || fail "$logs per-point logs, expected $points"
+"$shoal" --quiet sweep "$sweep" --list --results "$tmp/results" | awk '!/^#/ && $5 != "done" { bad = 1 } END { exit bad }' ||
+  fail "shoal sweep --list does not report every point done"
+say "$points points completed = 1, report with summary.csv and $pngs PNG(s), $logs point logs"
+
+# ---- 2. resume: nothing left to run, and a point run again skips itself.
+stamps() { stat -c '%n %i %Y %s' "${files[@]}"; }
+before=$(stamps)
+out=$("$src/slurm/submit-sweep" "$sweep") || fail "second submit-sweep failed: $out"
+echo "$out"
+grep -q "nothing to run" <<<"$out" || fail "second submit-sweep did not find every point done"
+[ "$(grep -c '^[0-9]* sweep array' <<<"$out" || true)" = 0 ] || fail "second submit-sweep submitted arrays"
+ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
+again=$(sbatch --parsable --array="0-$((points - 1))" --ntasks=1 \
+  --output="$tmp/results/logs/again-%A_%a.log" "$src/slurm/sweep.sbatch" "$sweep") ||
+  fail "sbatch slurm/sweep.sbatch over every point failed"
+wait_jobs
+# shellcheck disable=SC2086
+check_jobs $ids "$again"
+[ "$(stamps)" = "$before" ] || fail "a completed point's file changed on resubmission"
+say "resume: no point resubmitted, $points re-run point(s) skipped, files untouched"
