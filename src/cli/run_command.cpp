@@ -353,6 +353,14 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       if (setup.engine.end_time == kTimeInfinity && !complete) {
         throw Error("the run ended with flows unfinished and no end time: a deadlock");
       }
+      // Every DAG node ends exactly once: flows and tasks end at most once (checked
+      // as they end), and without an end time every task must have ended.
+      const auto task = std::find_if(results.task_end.begin(), results.task_end.end(),
+                                     [](Time t) { return t < 0; });
+      if (setup.engine.end_time == kTimeInfinity && task != results.task_end.end()) {
+        throw Error("invariant violated: task " + std::to_string(task - results.task_end.begin()) +
+                    " never ran, yet every flow finished and no end time was set");
+      }
       if (complete && !delivered) {
         throw Error("conservation: delivered " + std::to_string(results.bytes_delivered) +
                     " bytes of " + std::to_string(setup.dag.total_bytes()));
