@@ -117,6 +117,11 @@ void Simulator::reject_sequence(EntityId source) const {
               std::to_string(kSequenceBits) + " events; the event key cannot order more");
 }
 
+void Simulator::reject_act_as(EntityId e) const {
+  throw Error("internal: set-up acting as entity " + std::to_string(e) +
+              ", which this rank does not own");
+}
+
 void Simulator::reject_lookahead(const Event& ev) const {
   throw Error("entity " + std::to_string(ev.source()) + " sent an event to entity " +
               std::to_string(ev.target) + " on rank " + std::to_string(entity_rank_[ev.target]) +

@@ -139,12 +139,15 @@ void Network::initialize() {
   for (LinkId l = 0; l < fabric_.link_count(); ++l) {
     const NodeId from = fabric_.link(l).from;
     if (router_.fail_at(l) != kTimeInfinity && sim_.owns(from)) {
+      sim_.act_as(from);
       sim_.send(from, router_.fail_at(l), tag(kLinkFailed, l), 0);
     }
   }
   ready_.clear();
   runner_.initial(ready_);
+  initializing_ = true;  // each GPU's start-up sends are numbered as its own
   act(ready_, sim_, false);
+  initializing_ = false;
 }
 
 void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_comm) {
@@ -163,11 +166,13 @@ void Network::act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_c
           waited;
     }
     gpu.ready.push(t);
+    if (initializing_) sim.act_as(gpu_node(g));
     start_compute(g, sim);
   }
   for (const std::uint32_t group : acting_groups_) {
     const Time start = dag_.coflows()[runner_.group(group).coflow].earliest_start;
     const work::GpuId g = runner_.group(group).gpu;
+    if (initializing_) sim.act_as(gpu_node(g));
     if (start > sim.now()) {
       sim.send(gpu_node(g), start - sim.now(), tag(kGroupStart), group);
     } else {

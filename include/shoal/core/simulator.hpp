@@ -78,6 +78,14 @@ class Simulator {
   // --- for models, before run() ---
   bool owns(EntityId e) const { return entity_rank_[e] == rank_; }
   Rng& rng(EntityId e) { return cores_[e].rng; }
+  /// Before run(): makes `e` (owned here) the sender of what send() schedules,
+  /// so set-up work done for an entity numbers its events in that entity's own
+  /// sequence, whatever rank does the set-up (the event order stays
+  /// partition-independent).
+  void act_as(EntityId e) {
+    if (e >= entity_count_ || !owns(e)) reject_act_as(e);
+    current_ = e;
+  }
   /// An initial event from owned entity `source` at absolute time `time` >= 0.
   void schedule_initial(EntityId source, EntityId target, Time time, std::uint32_t tag,
                         std::uint64_t payload);
@@ -128,6 +136,7 @@ class Simulator {
   [[noreturn]] void reject_send(EntityId source, EntityId target, Time delay) const;
   [[noreturn]] void reject_sequence(EntityId source) const;
   [[noreturn]] void reject_lookahead(const Event& ev) const;
+  [[noreturn]] void reject_act_as(EntityId e) const;
 
   const Comm& comm_;
   const Layout& layout_;

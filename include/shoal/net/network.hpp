@@ -291,6 +291,7 @@ class Network {
   // Output rows and counters (NetworkOptions::record).
   std::function<void()> sync_hook_;
   std::function<void()> batch_hook_;
+  bool initializing_ = false;  // initialize() runs act(): sends come from each GPU
   std::vector<FlowRecord> flow_records_;
   std::vector<ComputeRecord> compute_records_;
   std::vector<std::uint32_t> flow_coflow_;  // by flow
