@@ -21,7 +21,8 @@ constexpr std::uint64_t kUnknown = std::numeric_limits<std::uint64_t>::max();
 std::uint64_t read_number(const char* path) {
   std::ifstream in(path);
   std::string text;
-  if (!(in >> text) || text.empty() || text.find_first_not_of("0123456789") != std::string::npos) {
+  if (!(in >> text) || text.empty() || text.size() > 19 ||
+      text.find_first_not_of("0123456789") != std::string::npos) {
     return kUnknown;
   }
   return std::stoull(text);
@@ -37,13 +38,23 @@ std::uint64_t available_bytes() {
   while (meminfo >> key >> kib >> unit) {
     if (key == "MemAvailable:") available = kib * 1024;
   }
-  // cgroup v2, then v1: the limit less what the group already uses.
+  // This process's cgroup (Slurm puts each job in one): v2 ("0::/path"), then
+  // v1's memory controller ("N:memory:/path"); the limit less what it uses.
+  std::string v2;
+  std::string v1;
+  std::ifstream groups("/proc/self/cgroup");
+  for (std::string line; std::getline(groups, line);) {
+    if (line.rfind("0::", 0) == 0) v2 = line.substr(3);
+    const auto memory = line.find(":memory:");
+    if (memory != std::string::npos) v1 = line.substr(memory + 8);
+  }
+  const std::string base2 = "/sys/fs/cgroup" + v2;
+  const std::string base1 = "/sys/fs/cgroup/memory" + v1;
   for (const auto& [limit_path, usage_path] :
-       {std::pair{"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory.current"},
-        std::pair{"/sys/fs/cgroup/memory/memory.limit_in_bytes",
-                  "/sys/fs/cgroup/memory/memory.usage_in_bytes"}}) {
-    const std::uint64_t limit = read_number(limit_path);
-    const std::uint64_t usage = read_number(usage_path);
+       {std::pair{base2 + "/memory.max", base2 + "/memory.current"},
+        std::pair{base1 + "/memory.limit_in_bytes", base1 + "/memory.usage_in_bytes"}}) {
+    const std::uint64_t limit = read_number(limit_path.c_str());
+    const std::uint64_t usage = read_number(usage_path.c_str());
     if (limit != kUnknown && usage != kUnknown && limit < (std::uint64_t{1} << 60)) {
       available = std::min(available, limit > usage ? limit - usage : 0);
       break;
@@ -73,8 +84,6 @@ std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record) {
 void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::uint64_t limit) {
   const std::uint64_t more = estimate_run_bytes(setup, record);
   const std::uint64_t now = resident_bytes();
-  spdlog::debug("memory: {} resident after reading the config, about {} more to run", gib(now),
-                gib(more));
   const std::string what = "memory: this run needs about " + gib(now + more) + " per rank (" +
                            gib(now) +
                            " for the fabric and workload, every rank holds them whole, + " +
@@ -84,6 +93,8 @@ void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::ui
                 "; raise the limit, use larger cells or a smaller workload");
   }
   const std::uint64_t available = available_bytes();
+  spdlog::debug("memory: {} resident after reading the config, about {} more to run; {} available",
+                gib(now), gib(more), available == kUnknown ? "unknown" : gib(available));
   const std::uint64_t need = more * static_cast<std::uint64_t>(ranks_on_node);
   if (available != kUnknown && need > available) {
     throw Error(what + "; the " + std::to_string(ranks_on_node) + " rank" +
