@@ -52,7 +52,7 @@ std::string read_text(const std::string& path) {
 }  // namespace
 
 RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force, bool flows)
-    : comm_(comm), file_(comm, path, force), flows_(flows), one_rank_(comm.size() == 1) {
+    : comm_(comm), file_(comm, path, force), flows_(flows) {
   const std::string ps = "ps for *_ps columns; bytes";
   if (flows_) {
     flows_table_ = file_.add_table("flows", sizeof(net::FlowRecord),
@@ -139,7 +139,7 @@ void RunOutput::attach(net::Network& network, std::int64_t every) {
     // On disk now: if a rank fails later, the .partial file is readable up to here.
     file_.flush();
   });
-  if (one_rank_) {
+  if (comm_.size() == 1) {
     // One rank runs one unbounded window: without this its rows would wait in
     // memory until the end (470 MB for the 1,024-GPU Qwen job). Appending is
     // collective, which on one rank it trivially is.

@@ -36,8 +36,7 @@ class RunOutput {
   std::size_t flows_table_ = 0, compute_table_ = 0, coflows_table_ = 0, iterations_table_ = 0,
               links_table_ = 0, link_util_table_ = 0;
   std::int64_t syncs_ = 0;
-  bool one_rank_ = false;  // one rank: rows are also appended between syncs (one long window)
-  std::int64_t batches_ = 0;
+  std::int64_t batches_ = 0;  // one rank: rows are also appended between syncs (one long window)
 };
 
 }  // namespace shoal::cli
