@@ -21,6 +21,10 @@ void validate(const NetworkOptions& options) {
     throw Error("network.buffer_per_class (" + format_bytes(options.buffer_per_class) +
                 ") must hold at least one cell (" + format_bytes(options.cell_size) + ")");
   }
+  if (options.buffer_per_class > kMaxBufferPerClass) {
+    throw Error("network.buffer_per_class (" + format_bytes(options.buffer_per_class) +
+                ") must be at most " + format_bytes(kMaxBufferPerClass));
+  }
 }
 
 namespace {
@@ -77,6 +81,8 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       router_(fabric, dag, options.load_balancing, failure_times(fabric, perturbations),
               queued_cells_),
       ports_(fabric.link_count()),
+      queues_(options.switch_round_robin),
+      own_(fabric.link_count()),
       gpus_(fabric.gpu_count()),
       flow_class_(std::move(priorities.cls)),
       flow_key_(std::move(priorities.key)),
@@ -129,7 +135,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     gpu_slowdown_[p.gpu] = p.slowdown;
   }
   for (LinkId l = 0; l < fabric.link_count(); ++l) {
-    ports_[l].credits.fill(options.buffer_per_class);
+    ports_[l].credits.fill(static_cast<std::int32_t>(options.buffer_per_class));
     ports_[l].fail_at = router_.fail_at(l);
   }
 }
@@ -203,7 +209,8 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
     flow_start_[f] = sim.now();
     to_send_[f] = flow.bytes;
     const LinkId link = router_.first_link(f, sim.now());
-    ports_[link].own.push(flow_key_[f], f);
+    own_[link].push(flow_key_[f], f);
+    ports_[link].has_own = true;
     if (options_.starvation_after != kTimeInfinity) {
       last_served_[f] = sim.now();
       sim.send(gpu_node(g.gpu), options_.starvation_after, tag(kPromote, link), f);
@@ -214,12 +221,13 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
 
 bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
   Port& port = ports_[link];
-  KeyedFlows& own = port.own;
+  KeyedFlows& own = own_[link];
   for (std::size_t g = 0;
        g < own.groups();) {  // keys in order; a key without credit lets the next go
     const std::uint32_t f = own.front(g);
     if (to_send_[f] == 0 || flow_key_[f] != own.key(g)) {
       own.pop(g);  // promoted away or done: a stale entry
+      port.has_own = !own.empty();
       continue;
     }
     // A flow the starvation guard promoted goes in class 0 all the way.
@@ -235,6 +243,7 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
       own.rotate(g);  // round robin among the flows of one key
     } else {
       own.pop(g);
+      port.has_own = !own.empty();
     }
     transmit(node, link, c, {f, static_cast<std::uint32_t>(bytes), topo::kNoLink, sim.now()}, sim);
     return true;
@@ -244,20 +253,11 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
 
 bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim) {
   Port& port = ports_[link];
-  Cell cell;
-  if (options_.switch_round_robin) {
-    RoundRobinQueue<Cell>& q = port.by_flow[c];
-    cell = q.front();
-    if (port.credits[c] < cell.bytes) return false;
-    q.pop();
-    if (q.empty()) port.queued &= static_cast<std::uint8_t>(~(1u << c));
-  } else {
-    Ring<Cell>& q = port.fifo[c];
-    cell = q.front();
-    if (port.credits[c] < cell.bytes) return false;
-    q.pop();
-    if (q.empty()) port.queued &= static_cast<std::uint8_t>(~(1u << c));
-  }
+  PortQueues::Turn& turn = port.turns[static_cast<std::size_t>(c)];
+  const Cell cell = queues_.front(turn);
+  if (port.credits[c] < static_cast<std::int32_t>(cell.bytes)) return false;
+  queues_.pop(turn, link, c);
+  if (turn.empty()) port.queued &= static_cast<std::uint8_t>(~(1u << c));
   --queued_cells_[link];
   transmit(node, link, c, cell, sim);
   return true;
@@ -267,11 +267,7 @@ void Network::enqueue(LinkId out, int cls, const Cell& cell) {
   Port& port = ports_[out];
   ++queued_cells_[out];
   port.queued |= static_cast<std::uint8_t>(1u << cls);
-  if (options_.switch_round_robin) {
-    port.by_flow[cls].push(cell.flow, cell);
-  } else {
-    port.fifo[cls].push(cell);
-  }
+  queues_.push(port.turns[static_cast<std::size_t>(cls)], out, cls, cell);
 }
 
 bool Network::send_any_queued(NodeId node, LinkId link, core::Simulator& sim) {
@@ -284,7 +280,7 @@ bool Network::send_any_queued(NodeId node, LinkId link, core::Simulator& sim) {
 void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
   Port& port = ports_[link];
   if (port.free_pending) return;  // its port-free event will call again
-  const bool own = !port.own.empty();
+  const bool own = port.has_own;
   if (port.queued == 0 && !own) return;
   if (sim.now() >= port.fail_at) {  // left empty, so evacuating never comes back here
     evacuate(node, link, sim);
@@ -340,12 +336,12 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
       bins[bin] += static_cast<std::uint64_t>(bytes);
     }
   }
-  port.credits[cls] -= bytes;
+  port.credits[cls] -= static_cast<std::int32_t>(bytes);
   if (port.credits[cls] < 0) [[unlikely]] {
     violated("link " + std::to_string(link) + " class " + std::to_string(cls) +
              " sent a cell without credit");
   }
-  if (port.queued != 0 || !port.own.empty()) {  // more to send: wake when this cell has left
+  if (port.queued != 0 || port.has_own) {  // more to send: wake when this cell has left
     port.free_pending = true;
     sim.send(node, finish - now, tag(kPortFree, link), 0);
   }
@@ -366,25 +362,26 @@ void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
   for (int c = 0; c < kClasses; ++c) {
     // Cells waiting here take another way from this node (they are still in its
     // ingress buffer, so no credit moves); flows move to another NIC port.
-    while (!port.by_flow[c].empty()) {
-      const Cell cell = port.by_flow[c].front();
-      port.by_flow[c].pop();
-      --queued_cells_[link];
-      enqueue(router_.next_link(node, cell.flow, now, sim.rng()), c, cell);
-    }
-    while (!port.fifo[c].empty()) {
-      const Cell cell = port.fifo[c].front();
-      port.fifo[c].pop();
+    PortQueues::Turn& turn = port.turns[static_cast<std::size_t>(c)];
+    while (!turn.empty()) {
+      const Cell cell = queues_.front(turn);
+      queues_.pop(turn, link, c);
       --queued_cells_[link];
       enqueue(router_.next_link(node, cell.flow, now, sim.rng()), c, cell);
     }
   }
-  while (!port.own.empty()) {
-    const std::uint32_t f = port.own.front(0);
-    const bool live = to_send_[f] > 0 && flow_key_[f] == port.own.key(0);
-    port.own.pop(0);
-    if (live) ports_[router_.first_link(f, now)].own.push(flow_key_[f], f);
+  KeyedFlows& own = own_[link];
+  while (!own.empty()) {
+    const std::uint32_t f = own.front(0);
+    const bool live = to_send_[f] > 0 && flow_key_[f] == own.key(0);
+    own.pop(0);
+    if (live) {
+      const LinkId other = router_.first_link(f, now);
+      own_[other].push(flow_key_[f], f);
+      ports_[other].has_own = true;
+    }
   }
+  port.has_own = false;
   port.queued = 0;
   for (const LinkId other : fabric_.out_links(node)) {
     if (other != link) try_send(node, other, sim);
@@ -417,7 +414,7 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const LinkId out = router_.next_link(here, flow, sim.now(), sim.rng());
   const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, tail};
   Port& port = ports_[out];
-  if (port.queued == 0 && port.own.empty() && !port.free_pending && sim.now() >= port.busy_until &&
+  if (port.queued == 0 && !port.has_own && !port.free_pending && sim.now() >= port.busy_until &&
       port.credits[cls] >= bytes) {
     transmit(here, out, cls, cell, sim);  // an idle port: what queueing would do, without the queue
     return;
@@ -439,8 +436,8 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
     }
     case kCredit: {
       const LinkId link = ev.tag >> 4;
-      Bytes& credits = ports_[link].credits[ev.payload >> 32];
-      credits += static_cast<Bytes>(ev.payload & 0xFFFFFFFF);
+      std::int32_t& credits = ports_[link].credits[ev.payload >> 32];
+      credits += static_cast<std::int32_t>(ev.payload & 0xFFFFFFFF);
       if (credits > options_.buffer_per_class) [[unlikely]] {
         violated("link " + std::to_string(link) + " class " + std::to_string(ev.payload >> 32) +
                  " got credit beyond its buffer (" + std::to_string(credits) + " bytes)");
@@ -512,7 +509,8 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
         return;
       }
       flow_key_[f] = 0;
-      ports_[link].own.push(0, f);  // its old entry is skipped as stale
+      own_[link].push(0, f);  // its old entry is skipped as stale
+      ports_[link].has_own = true;
       try_send(ev.target, link, sim);
       return;
     }
@@ -530,7 +528,7 @@ void Network::check_ports() const {
     const Port& port = ports_[l];
     std::int64_t cells = 0;
     for (int c = 0; c < kClasses; ++c) {
-      const std::size_t in_class = port.by_flow[c].size() + port.fifo[c].size();
+      const std::size_t in_class = queues_.count(port.turns[static_cast<std::size_t>(c)]);
       cells += static_cast<std::int64_t>(in_class);
       if ((in_class != 0) != (((port.queued >> c) & 1) != 0)) {
         violated("link " + std::to_string(l) + " class " + std::to_string(c) +
@@ -542,6 +540,10 @@ void Network::check_ports() const {
                  std::to_string(port.credits[c]) + " bytes of credit, outside 0.." +
                  std::to_string(options_.buffer_per_class));
       }
+    }
+    if (port.has_own == own_[l].empty()) {
+      violated("link " + std::to_string(l) + ": the own-flows flag disagrees with its " +
+               std::to_string(own_[l].groups()) + " key groups");
     }
     if (cells != queued_cells_[l]) {
       violated("link " + std::to_string(l) + " counts " + std::to_string(queued_cells_[l]) +
@@ -562,7 +564,7 @@ void Network::check_end_state() const {
                  std::to_string(options_.buffer_per_class) + " bytes of credit back");
       }
     }
-    if (queued_cells_[l] != 0 || !port.own.empty()) {
+    if (queued_cells_[l] != 0 || !own_[l].empty()) {
       violated("at the end, link " + std::to_string(l) + " still holds cells or flows");
     }
   }

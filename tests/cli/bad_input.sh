@@ -124,6 +124,9 @@ expect_error run-zero-latency "topology.link_latency must be positive" run2 run 
 run_config buffer.toml '[network]\nbuffer_per_class = "1KiB"'
 expect_error run-small-buffer "config $dir/buffer.toml: network.buffer_per_class (1 KiB) must hold at least one cell (4 KiB)" \
   run1 run "$dir/buffer.toml"
+run_config big-buffer.toml '[network]\nbuffer_per_class = "2GiB"'
+expect_error run-huge-buffer "config $dir/big-buffer.toml: network.buffer_per_class (2 GiB) must be at most 1 GiB" \
+  run1 run "$dir/big-buffer.toml"
 printf '[[coflow]]\nname = "c"\nflows = [{ src = 0, dst = 5, bytes = "1MB" }]\n' >"$dir/far.toml"
 run_config far-run.toml ''
 sed -i 's/flow.toml/far.toml/' "$dir/far-run.toml"

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,9 +35,9 @@
 #include "shoal/core/simulator.hpp"
 
 #include "shoal/net/keyed_flows.hpp"
+#include "shoal/net/port_queues.hpp"
 #include "shoal/net/records.hpp"
 #include "shoal/net/ring.hpp"
-#include "shoal/net/round_robin_queue.hpp"
 #include "shoal/net/router.hpp"
 #include "shoal/sched/policy.hpp"
 #include "shoal/topo/fabric.hpp"
@@ -46,7 +47,8 @@
 namespace shoal::net {
 
 inline constexpr int kClasses = 8;
-inline constexpr Bytes kMaxCell = Bytes{1} << 24;  // a cell's size travels in 24 bits
+inline constexpr Bytes kMaxCell = Bytes{1} << 24;            // a cell's size travels in 24 bits
+inline constexpr Bytes kMaxBufferPerClass = Bytes{1} << 30;  // credits are counted in 32 bits
 
 /// A link slower or longer from a time on: it applies to cells whose
 /// transmission starts at or after `at`.
@@ -149,7 +151,6 @@ class Network {
         const char* port = reinterpret_cast<const char*>(&ports_[link]);
         __builtin_prefetch(port);
         __builtin_prefetch(port + 64);
-        __builtin_prefetch(port + 128);
         return;
       }
       case kCellHead: {
@@ -157,6 +158,36 @@ class Network {
         __builtin_prefetch(&dag_.flows()[flow]);
         __builtin_prefetch(router_.flow_hash_data() + flow);
         __builtin_prefetch(&fabric_.link(link));
+        return;
+      }
+      default:
+        return;
+    }
+  }
+
+  /// Called 4 events ahead, once prefetch() has brought in what this reads:
+  /// fetches the port a cell will be queued at and its lane's hash slot, or the
+  /// lane a port will serve next.
+  void prefetch_near(const core::Event& ev) const {
+    switch (ev.tag & 15) {
+      case kPortFree:
+      case kCredit: {
+        const Port& port = ports_[ev.tag >> 4];
+        if (port.queued != 0) {
+          const auto cls = static_cast<std::size_t>(std::countr_zero(port.queued));
+          __builtin_prefetch(queues_.front_address(port.turns[cls]));
+        }
+        return;
+      }
+      case kCellHead: {
+        const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
+        const topo::LinkId out = router_.peek_switch_link(ev.target, flow, ev.time);
+        if (out == topo::kNoLink) return;
+        const char* port = reinterpret_cast<const char*>(&ports_[out]);
+        __builtin_prefetch(port);
+        __builtin_prefetch(port + 64);
+        __builtin_prefetch(
+            queues_.slot_address(out, static_cast<int>((ev.payload >> 24) & 7), flow));
         return;
       }
       default:
@@ -207,26 +238,22 @@ class Network {
   };
   static constexpr std::uint32_t tag(Kind k, topo::LinkId link = 0) { return k | (link << 4); }
 
-  struct Cell {
-    std::uint32_t flow;
-    std::uint32_t bytes;
-    topo::LinkId in_link;
-    Time tail;  // when its tail arrives here
-  };
-  /// One directed link's egress port at its source node. `busy_until` is when
-  /// the cell on the wire has left; a port-free event is scheduled only when
-  /// cells wait for that moment, so an idle pipeline costs no event per cell.
-  struct Port {
+  /// One directed link's egress port at its source node: two cache lines, the
+  /// first read by every credit and transmission, the second by queueing.
+  /// `busy_until` is when the cell on the wire has left; a port-free event is
+  /// scheduled only when cells wait for that moment, so an idle pipeline costs
+  /// no event per cell. Its own flows (at a GPU) are in own_[link].
+  struct alignas(64) Port {
     Time busy_until = 0;
     Time fail_at = kTimeInfinity;  // the link is down from then on
-    bool free_pending = false;     // a port-free event is scheduled
-    bool relay_turn = false;       // at a GPU: relayed cells go before its own flows next
-    std::uint8_t queued = 0;       // bit c: class c has cells queued here
-    std::array<Bytes, kClasses> credits{};
-    std::array<RoundRobinQueue<Cell>, kClasses> by_flow;  // round-robin scheduling
-    std::array<Ring<Cell>, kClasses> fifo;                // FIFO scheduling (switch option)
-    KeyedFlows own;  // at a GPU: its flows with bytes to send, by priority key
+    std::array<std::int32_t, kClasses> credits{};
+    bool free_pending = false;  // a port-free event is scheduled
+    bool relay_turn = false;    // at a GPU: relayed cells go before its own flows next
+    bool has_own = false;       // at a GPU: own_[link] holds flows with bytes to send
+    std::uint8_t queued = 0;    // bit c: class c has cells queued here
+    std::array<PortQueues::Turn, kClasses> turns;  // the cells waiting, by class
   };
+  static_assert(sizeof(Port) == 128);
   struct Gpu {
     bool computing = false;
     Ring<std::uint32_t> ready;  // tasks ready to compute, in the order they became ready
@@ -265,8 +292,10 @@ class Network {
   Router router_;
   work::DagRunner::Ready ready_;  // reused: no allocation per event
   std::vector<std::uint32_t> acting_tasks_, acting_groups_;
-  std::vector<Port> ports_;  // by link (used where this rank owns the link's source)
-  std::vector<Gpu> gpus_;    // by GPU
+  std::vector<Port> ports_;      // by link (used where this rank owns the link's source)
+  PortQueues queues_;            // the cells waiting at ports_
+  std::vector<KeyedFlows> own_;  // by link: at a GPU, its flows with bytes to send, by key
+  std::vector<Gpu> gpus_;        // by GPU
   // Perturbations by link and GPU; `at` = kTimeInfinity where there is none.
   bool perturbed(topo::LinkId l, Time t) const { return t >= link_at_[l]; }
   BitsPerSecond rate(topo::LinkId l, bool perturbed) const {

@@ -37,6 +37,19 @@ class Router {
   /// the flow's destination.
   topo::LinkId next_link(topo::NodeId here, std::uint32_t flow, Time now, core::Rng& rng) const;
 
+  /// The link next_link() will return for a cell at switch `here` when that
+  /// choice is a pure function of the flow (ECMP, no failure yet), else kNoLink:
+  /// a prefetch hint, free of side effects.
+  topo::LinkId peek_switch_link(topo::NodeId here, std::uint32_t flow, Time now) const {
+    if (balancing_ != LoadBalancing::kEcmp || now >= first_failure_ ||
+        fabric_.node(here).kind != topo::NodeKind::kSwitch) {
+      return topo::kNoLink;
+    }
+    const work::GpuId dst = dag_.flows()[flow].dst;
+    if (fabric_.next_links(here, dst).empty()) return topo::kNoLink;
+    return fabric_.ecmp_link(here, dst, flow_hash_[flow]);
+  }
+
   bool failed(topo::LinkId l, Time now) const { return now >= fail_at_[l]; }
   Time fail_at(topo::LinkId l) const { return fail_at_[l]; }
   const std::uint64_t* flow_hash_data() const { return flow_hash_.data(); }

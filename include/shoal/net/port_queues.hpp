@@ -1,0 +1,226 @@
+// The cells waiting at one rank's egress ports, per port and class, served
+// round robin across flows (or FIFO, one lane per port class).
+//
+// Each (link, class, flow) with cells waiting has a lane: a FIFO of its cells.
+// A port class keeps its lanes in a turn (service order); serving takes one cell
+// from the front lane, which then goes to the back if it has more, so a flow
+// that gets a cell while it has none joins the back of the turn.
+//
+// Why pools and a hash rather than containers per port: a port holding its own
+// vectors costs a chain of dependent cache misses per cell (port, slot array,
+// ring header, ring storage) and a kilobyte of mostly idle state. Here every
+// lane and every cell lives in one of two flat pools with free lists, a lane is
+// found by an open-addressing hash of (link, class, flow), and a port class is
+// two lane ids (its Turn, kept in the port's own cache line). pop() prefetches
+// what the next service of that port class will read, so a busy port's next
+// cell is usually in cache by the time its turn comes.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <vector>
+
+#include "shoal/core/units.hpp"
+#include "shoal/topo/fabric.hpp"
+
+namespace shoal::net {
+
+struct Cell {
+  std::uint32_t flow;
+  std::uint32_t bytes;
+  topo::LinkId in_link;
+  Time tail;  // when its tail arrives at the node it waits in
+};
+
+class PortQueues {
+ public:
+  static constexpr std::uint32_t kNone = ~std::uint32_t{0};
+  /// A port class's lanes in service order (front = the next to serve).
+  struct Turn {
+    std::uint32_t front = kNone;
+    std::uint32_t back = kNone;
+    bool empty() const { return front == kNone; }
+  };
+
+  /// `round_robin`: one lane per flow; otherwise one per port class (FIFO).
+  explicit PortQueues(bool round_robin) : round_robin_(round_robin) { rehash(1024); }
+
+  void push(Turn& turn, topo::LinkId link, int cls, const Cell& cell) {
+    const std::uint32_t flow = round_robin_ ? cell.flow : kAnyFlow;
+    const std::uint64_t key = make_key(link, cls, flow);
+    std::size_t at = home(key);
+    while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
+    const std::uint32_t c = new_cell(cell);
+    if (table_[at].key == key) {  // the flow already waits here: behind its last cell
+      Lane& lane = lanes_[table_[at].lane];
+      cells_[lane.back].next = c;
+      lane.back = c;
+      return;
+    }
+    const std::uint32_t l = new_lane(flow, c);
+    table_[at] = {key, l};
+    if (turn.empty()) {
+      turn.front = l;
+    } else {
+      lanes_[turn.back].next = l;
+    }
+    turn.back = l;
+    if (++live_lanes_ * 2 > table_.size()) rehash(table_.size() * 2);
+  }
+
+  /// The next cell to serve; the turn must not be empty.
+  Cell front(const Turn& turn) const {
+    const CellNode& n = cells_[lanes_[turn.front].front];
+    return {n.flow, n.bytes, n.in_link, n.tail};
+  }
+
+  /// Removes the front cell; its lane goes to the back of the turn if it has more.
+  void pop(Turn& turn, topo::LinkId link, int cls) {
+    const std::uint32_t l = turn.front;
+    Lane& lane = lanes_[l];
+    const std::uint32_t c = lane.front;
+    lane.front = cells_[c].next;
+    free_cell(c);
+    if (lane.front == kNone) {
+      erase(make_key(link, cls, lane.flow));
+      turn.front = lane.next;
+      if (turn.front == kNone) turn.back = kNone;
+      free_lane(l);
+      --live_lanes_;
+    } else {
+      __builtin_prefetch(&cells_[lane.front]);  // read when this lane's turn comes again
+      if (turn.back != l) {
+        turn.front = lane.next;
+        lanes_[turn.back].next = l;
+        lane.next = kNone;
+        turn.back = l;
+      }
+    }
+    if (turn.front != kNone) __builtin_prefetch(&lanes_[turn.front]);
+  }
+
+  /// Where push() will look for (link, class, flow): a prefetch hint.
+  const void* slot_address(topo::LinkId link, int cls, std::uint32_t flow) const {
+    return &table_[home(make_key(link, cls, round_robin_ ? flow : kAnyFlow))];
+  }
+  const void* front_address(const Turn& turn) const { return &lanes_[turn.front]; }
+
+  /// Cells waiting in a port class (walks its lanes: for checks, not hot paths).
+  std::size_t count(const Turn& turn) const {
+    std::size_t n = 0;
+    for (std::uint32_t l = turn.front; l != kNone; l = lanes_[l].next) {
+      for (std::uint32_t c = lanes_[l].front; c != kNone; c = cells_[c].next) ++n;
+    }
+    return n;
+  }
+  /// Lanes in a port class (flows waiting there, in round-robin mode).
+  std::size_t lanes(const Turn& turn) const {
+    std::size_t n = 0;
+    for (std::uint32_t l = turn.front; l != kNone; l = lanes_[l].next) ++n;
+    return n;
+  }
+  std::size_t live_lanes() const { return live_lanes_; }
+
+ private:
+  static constexpr std::uint32_t kAnyFlow = ~std::uint32_t{0};
+  static constexpr std::uint64_t kEmptyKey = ~std::uint64_t{0};  // never a real key: link < 2^28
+
+  struct Lane {
+    std::uint32_t flow;
+    std::uint32_t front;  // first cell
+    std::uint32_t back;   // last cell
+    std::uint32_t next;   // the next lane in the turn, or on the free list
+  };
+  struct CellNode {
+    Time tail;
+    std::uint32_t flow;
+    std::uint32_t bytes;
+    topo::LinkId in_link;
+    std::uint32_t next;  // the next cell of the lane, or on the free list
+  };
+  struct Slot {
+    std::uint64_t key = kEmptyKey;
+    std::uint32_t lane = kNone;
+  };
+
+  static std::uint64_t make_key(topo::LinkId link, int cls, std::uint32_t flow) {
+    return (std::uint64_t{flow} << 32) | (std::uint64_t{link} << 3) | static_cast<unsigned>(cls);
+  }
+  std::size_t home(std::uint64_t key) const {
+    return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+
+  std::uint32_t new_cell(const Cell& cell) {
+    std::uint32_t c = free_cells_;
+    if (c == kNone) {
+      c = static_cast<std::uint32_t>(cells_.size());
+      cells_.push_back({});
+    } else {
+      free_cells_ = cells_[c].next;
+    }
+    cells_[c] = {cell.tail, cell.flow, cell.bytes, cell.in_link, kNone};
+    return c;
+  }
+  void free_cell(std::uint32_t c) {
+    cells_[c].next = free_cells_;
+    free_cells_ = c;
+  }
+  std::uint32_t new_lane(std::uint32_t flow, std::uint32_t cell) {
+    std::uint32_t l = free_lanes_;
+    if (l == kNone) {
+      l = static_cast<std::uint32_t>(lanes_.size());
+      lanes_.push_back({});
+    } else {
+      free_lanes_ = lanes_[l].next;
+    }
+    lanes_[l] = {flow, cell, cell, kNone};
+    return l;
+  }
+  void free_lane(std::uint32_t l) {
+    lanes_[l].next = free_lanes_;
+    free_lanes_ = l;
+  }
+
+  /// Linear probing with backward-shift deletion: no tombstones, so probe
+  /// lengths stay short however many lanes come and go.
+  void erase(std::uint64_t key) {
+    std::size_t at = home(key);
+    while (table_[at].key != key) at = (at + 1) & mask_;
+    std::size_t next = (at + 1) & mask_;
+    while (table_[next].key != kEmptyKey) {
+      const std::size_t want = home(table_[next].key);
+      // Move `next` into the hole unless its home lies cyclically in (at, next].
+      if (((next - want) & mask_) >= ((next - at) & mask_)) {
+        table_[at] = table_[next];
+        at = next;
+      }
+      next = (next + 1) & mask_;
+    }
+    table_[at] = Slot{};
+  }
+
+  void rehash(std::size_t capacity) {
+    std::vector<Slot> old(capacity);
+    old.swap(table_);
+    mask_ = capacity - 1;
+    shift_ = 64 - std::countr_zero(capacity);
+    for (const Slot& s : old) {
+      if (s.key == kEmptyKey) continue;
+      std::size_t at = home(s.key);
+      while (table_[at].key != kEmptyKey) at = (at + 1) & mask_;
+      table_[at] = s;
+    }
+  }
+
+  bool round_robin_;
+  std::vector<Slot> table_;
+  std::size_t mask_ = 0;
+  int shift_ = 64;
+  std::size_t live_lanes_ = 0;
+  std::vector<Lane> lanes_;
+  std::vector<CellNode> cells_;
+  std::uint32_t free_lanes_ = kNone;
+  std::uint32_t free_cells_ = kNone;
+};
+
+}  // namespace shoal::net

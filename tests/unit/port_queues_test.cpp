@@ -1,0 +1,156 @@
+#include "shoal/net/port_queues.hpp"
+
+#include <gtest/gtest.h>
+
+#include <deque>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+#include "shoal/net/ring.hpp"
+
+namespace shoal::net {
+namespace {
+
+TEST(Ring, KeepsOrderAcrossGrowthAndWrap) {
+  Ring<int> ring;
+  int next_in = 0, next_out = 0;
+  for (int round = 0; round < 50; ++round) {  // uneven pushes and pops wrap the head around
+    for (int i = 0; i < 7; ++i) ring.push(next_in++);
+    for (int i = 0; i < 5; ++i) {
+      ASSERT_EQ(ring.front(), next_out++);
+      ring.pop();
+    }
+  }
+  EXPECT_EQ(ring.size(), static_cast<std::size_t>(next_in - next_out));
+  while (!ring.empty()) {
+    ASSERT_EQ(ring.front(), next_out++);
+    ring.pop();
+  }
+  EXPECT_EQ(next_out, next_in);
+}
+
+Cell cell(std::uint32_t flow, std::uint32_t sequence) {
+  return {flow, sequence, topo::kNoLink, static_cast<Time>(flow) * 1000 + sequence};
+}
+
+/// (flow, sequence) in the order the port class serves them.
+std::vector<std::pair<std::uint32_t, std::uint32_t>> drain(PortQueues& q, PortQueues::Turn& turn,
+                                                           topo::LinkId link, int cls) {
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> served;
+  while (!turn.empty()) {
+    const Cell c = q.front(turn);
+    served.emplace_back(c.flow, c.bytes);
+    q.pop(turn, link, cls);
+  }
+  return served;
+}
+
+TEST(PortQueues, ServesOneCellPerFlowInTurnAndKeepsEachFlowsOrder) {
+  PortQueues q(true);
+  PortQueues::Turn turn;
+  for (std::uint32_t s = 0; s < 3; ++s) q.push(turn, 5, 0, cell(7, s));
+  for (std::uint32_t s = 0; s < 2; ++s) q.push(turn, 5, 0, cell(3, s));
+  q.push(turn, 5, 0, cell(9, 0));
+  EXPECT_EQ(q.lanes(turn), 3u);
+  EXPECT_EQ(q.count(turn), 6u);
+  EXPECT_EQ(q.front(turn).tail, 7000);
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> expected = {{7, 0}, {3, 0}, {9, 0},
+                                                                         {7, 1}, {3, 1}, {7, 2}};
+  EXPECT_EQ(drain(q, turn, 5, 0), expected);
+  EXPECT_EQ(q.live_lanes(), 0u);
+}
+
+TEST(PortQueues, AFlowThatEmptiesRejoinsAtTheBack) {
+  PortQueues q(true);
+  PortQueues::Turn turn;
+  q.push(turn, 1, 2, cell(1, 0));
+  q.push(turn, 1, 2, cell(2, 0));
+  q.pop(turn, 1, 2);               // flow 1 served and now empty
+  q.push(turn, 1, 2, cell(1, 1));  // it rejoins behind flow 2
+  q.push(turn, 1, 2, cell(3, 0));
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> expected = {{2, 0}, {1, 1}, {3, 0}};
+  EXPECT_EQ(drain(q, turn, 1, 2), expected);
+}
+
+TEST(PortQueues, FifoModeKeepsArrivalOrderAcrossFlows) {
+  PortQueues q(false);
+  PortQueues::Turn turn;
+  q.push(turn, 4, 0, cell(7, 0));
+  q.push(turn, 4, 0, cell(7, 1));
+  q.push(turn, 4, 0, cell(3, 0));
+  q.push(turn, 4, 0, cell(7, 2));
+  EXPECT_EQ(q.lanes(turn), 1u);
+  const std::vector<std::pair<std::uint32_t, std::uint32_t>> expected = {
+      {7, 0}, {7, 1}, {3, 0}, {7, 2}};
+  EXPECT_EQ(drain(q, turn, 4, 0), expected);
+}
+
+TEST(PortQueues, PortsAndClassesAreSeparate) {
+  PortQueues q(true);
+  PortQueues::Turn a, b, c;
+  q.push(a, 10, 0, cell(1, 0));
+  q.push(b, 11, 0, cell(1, 1));  // the same flow at another port
+  q.push(c, 10, 3, cell(1, 2));  // and in another class of the first port
+  EXPECT_EQ(q.live_lanes(), 3u);
+  EXPECT_EQ(q.front(b).bytes, 1u);
+  q.pop(b, 11, 0);
+  EXPECT_EQ(q.front(a).bytes, 0u);
+  EXPECT_EQ(q.front(c).bytes, 2u);
+  EXPECT_TRUE(b.empty());
+}
+
+// Many ports, flows and classes pushed and popped at random, against a plain
+// model of round robin: the lanes' hash grows and deletes (backward shift)
+// thousands of times, and every cell comes out where the model says.
+TEST(PortQueues, MatchesAModelUnderRandomPushesAndPops) {
+  constexpr int kPorts = 64;
+  PortQueues q(true);
+  std::vector<PortQueues::Turn> turns(kPorts * 2);
+  struct ModelPort {
+    std::deque<std::uint32_t> turn;                              // flows in service order
+    std::map<std::uint32_t, std::deque<std::uint32_t>> waiting;  // flow -> sequences
+  };
+  std::vector<ModelPort> model(kPorts * 2);
+  std::mt19937_64 rng(7);
+  std::uint32_t sequence = 0;
+  std::size_t in_model = 0;
+  for (int step = 0; step < 200000; ++step) {
+    const auto port = static_cast<topo::LinkId>(rng() % kPorts);
+    const int cls = static_cast<int>(rng() % 2);
+    const std::size_t k = port * 2 + static_cast<std::size_t>(cls);
+    ModelPort& m = model[k];
+    // Grow to a few thousand cells, then drain towards empty, twice over.
+    const bool pushing = (step / 50000) % 2 == 0 ? rng() % 3 != 0 : rng() % 3 == 0;
+    if (pushing || m.turn.empty()) {
+      const auto flow = static_cast<std::uint32_t>(rng() % 500);
+      q.push(turns[k], port, cls, cell(flow, sequence));
+      if (m.waiting[flow].empty()) m.turn.push_back(flow);
+      m.waiting[flow].push_back(sequence++);
+      ++in_model;
+    } else {
+      const std::uint32_t flow = m.turn.front();
+      const Cell got = q.front(turns[k]);
+      ASSERT_EQ(got.flow, flow);
+      ASSERT_EQ(got.bytes, m.waiting[flow].front());
+      q.pop(turns[k], port, cls);
+      m.waiting[flow].pop_front();
+      m.turn.pop_front();
+      if (!m.waiting[flow].empty()) m.turn.push_back(flow);
+      --in_model;
+    }
+    ASSERT_EQ(turns[k].empty(), m.turn.empty());
+  }
+  std::size_t counted = 0, lanes = 0;
+  for (std::size_t k = 0; k < turns.size(); ++k) {
+    counted += q.count(turns[k]);
+    lanes += q.lanes(turns[k]);
+    EXPECT_EQ(q.lanes(turns[k]), model[k].turn.size());
+  }
+  EXPECT_EQ(counted, in_model);
+  EXPECT_EQ(lanes, q.live_lanes());
+}
+
+}  // namespace
+}  // namespace shoal::net
