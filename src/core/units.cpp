@@ -277,6 +277,12 @@ std::string format_rate(BitsPerSecond r) {
 }
 
 Time transmit_time(Bytes bytes, BitsPerSecond rate) {
+  // Cells up to 1 MB fit the product in 64 bits: no 128-bit division per cell.
+  if (bytes >= 0 && bytes <= 1'000'000 && rate > 0 && rate <= (Time{1} << 50)) {
+    const auto bits_ps = static_cast<std::uint64_t>(bytes) * 8 * kSecond;
+    const auto r = static_cast<std::uint64_t>(rate);
+    return static_cast<Time>((bits_ps + r - 1) / r);
+  }
   const Wide bits_ps = static_cast<Wide>(bytes) * 8 * kSecond;
   const Wide t = (bits_ps + rate - 1) / rate;
   return t > kTimeInfinity ? kTimeInfinity : static_cast<Time>(t);

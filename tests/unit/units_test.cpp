@@ -232,6 +232,23 @@ TEST(TransmitTime, RoundsUpToWholePicoseconds) {
   EXPECT_EQ(transmit_time(1, 1'000'000'000'000'000), 1);
 }
 
+TEST(TransmitTime, FastPathAgreesWithWideArithmeticAtItsEdges) {
+  // Cells up to 1 MB at rates up to 2^50 b/s take a 64-bit path; just past
+  // either edge, the 128-bit one. Both round up the same way.
+  for (const Bytes bytes : {Bytes{1}, Bytes{4'095}, Bytes{999'999}, Bytes{1'000'000},
+                            Bytes{1'000'001}, Bytes{16 << 20}}) {
+    for (const BitsPerSecond rate :
+         {BitsPerSecond{7}, BitsPerSecond{100'000'000'000}, BitsPerSecond{3'600'000'000'001},
+          (BitsPerSecond{1} << 50) - 1, BitsPerSecond{1} << 50, (BitsPerSecond{1} << 50) + 1}) {
+      const auto wide = static_cast<unsigned __int128>(bytes) * 8 * kSecond;
+      const auto t =
+          (wide + static_cast<unsigned __int128>(rate) - 1) / static_cast<unsigned __int128>(rate);
+      const Time expected = t > kTimeInfinity ? kTimeInfinity : static_cast<Time>(t);
+      EXPECT_EQ(transmit_time(bytes, rate), expected) << bytes << " B at " << rate << " b/s";
+    }
+  }
+}
+
 TEST(TransmitTime, SaturatesAtInfinity) {
   EXPECT_EQ(transmit_time(kTimeInfinity, 1), kTimeInfinity);
   EXPECT_EQ(transmit_time(1'000'000'000, 1), kTimeInfinity);  // 8e21 ps does not fit

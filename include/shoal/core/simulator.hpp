@@ -11,8 +11,9 @@
 //
 // A model is any type with `void handle(const Event&, Simulator&)` (and, optionally,
 // `void prefetch(const Event&) const` to warm the state an upcoming event will
-// touch, called 12 events ahead, and `void prefetch_near(const Event&) const`,
-// called 4 events ahead, to follow the pointers the first stage fetched); the loop is a template
+// touch, called 12 events ahead, and `void prefetch_stage(const Event&, int stage)
+// const`, called 8 (stage 1) and 4 (stage 2) events ahead, to follow the
+// pointers the stage before fetched); the loop is a template
 // over it, so dispatch inlines (no virtual call per event).
 #pragma once
 
@@ -103,7 +104,6 @@ class Simulator {
  private:
   using Clock = std::chrono::steady_clock;
   static constexpr std::size_t kPrefetchDistance = 12;
-  static constexpr std::size_t kPrefetchNearDistance = 4;
 
   void enqueue(EntityId source, EntityId target, Time time, std::uint32_t tag,
                std::uint64_t payload) {
@@ -209,11 +209,15 @@ RunSummary Simulator::run(Model& model) {
         __builtin_prefetch(&cores_[soon->target]);
         if constexpr (requires { model.prefetch(*soon); }) model.prefetch(*soon);
       }
-      // A second stage, closer: the model reads what the first stage fetched to
+      // Later stages, closer: the model reads what the stage before fetched to
       // find (and fetch) what that points to.
-      if constexpr (requires { model.prefetch_near(*queue_.peek_ahead(0)); }) {
-        if (const Event* near = queue_.peek_ahead(kPrefetchNearDistance))
-          model.prefetch_near(*near);
+      if constexpr (requires { model.prefetch_stage(*queue_.peek_ahead(0), 1); }) {
+        if (const Event* mid = queue_.peek_ahead(kPrefetchDistance * 2 / 3)) {
+          model.prefetch_stage(*mid, 1);
+        }
+        if (const Event* near = queue_.peek_ahead(kPrefetchDistance / 3)) {
+          model.prefetch_stage(*near, 2);
+        }
       }
       const Event ev = queue_.top();
       now_ = ev.time;

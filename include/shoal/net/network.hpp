@@ -165,17 +165,22 @@ class Network {
     }
   }
 
-  /// Called 4 events ahead, once prefetch() has brought in what this reads:
-  /// fetches the port a cell will be queued at and its lane's hash slot, or the
-  /// lane a port will serve next.
-  void prefetch_near(const core::Event& ev) const {
+  /// Called 8 (stage 1) and 4 (stage 2) events ahead, each once the stage
+  /// before has brought in what it reads: for a cell, the port it will be
+  /// queued at and its lane's hash slot, then the lane; for a port, the lane it
+  /// will serve next, then that lane's front cell.
+  void prefetch_stage(const core::Event& ev, int stage) const {
     switch (ev.tag & 15) {
       case kPortFree:
       case kCredit: {
         const Port& port = ports_[ev.tag >> 4];
-        if (port.queued != 0) {
-          const auto cls = static_cast<std::size_t>(std::countr_zero(port.queued));
-          __builtin_prefetch(queues_.front_address(port.turns[cls]));
+        if (port.queued == 0) return;
+        const PortQueues::Turn& turn =
+            port.turns[static_cast<std::size_t>(std::countr_zero(port.queued))];
+        if (stage == 1) {
+          __builtin_prefetch(queues_.front_address(turn));
+        } else {
+          queues_.prefetch_front(turn);
         }
         return;
       }
@@ -183,11 +188,15 @@ class Network {
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
         const topo::LinkId out = router_.peek_switch_link(ev.target, flow, ev.time);
         if (out == topo::kNoLink) return;
-        const char* port = reinterpret_cast<const char*>(&ports_[out]);
-        __builtin_prefetch(port);
-        __builtin_prefetch(port + 64);
-        __builtin_prefetch(
-            queues_.slot_address(out, static_cast<int>((ev.payload >> 24) & 7), flow));
+        const int cls = static_cast<int>((ev.payload >> 24) & 7);
+        if (stage == 1) {
+          const char* port = reinterpret_cast<const char*>(&ports_[out]);
+          __builtin_prefetch(port);
+          __builtin_prefetch(port + 64);
+          __builtin_prefetch(queues_.slot_address(out, cls, flow));
+        } else {
+          queues_.prefetch_push(out, cls, flow);
+        }
         return;
       }
       default:

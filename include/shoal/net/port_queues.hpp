@@ -104,6 +104,18 @@ class PortQueues {
     return &table_[home(make_key(link, cls, round_robin_ ? flow : kAnyFlow))];
   }
   const void* front_address(const Turn& turn) const { return &lanes_[turn.front]; }
+  /// Once slot_address() is in cache: fetches the lane push() will append to
+  /// (when it sits in its home slot) and the cell it will reuse.
+  void prefetch_push(topo::LinkId link, int cls, std::uint32_t flow) const {
+    const std::uint64_t key = make_key(link, cls, round_robin_ ? flow : kAnyFlow);
+    const Slot& slot = table_[home(key)];
+    if (slot.key == key) __builtin_prefetch(&lanes_[slot.lane]);
+    if (free_cells_ != kNone) __builtin_prefetch(&cells_[free_cells_]);
+  }
+  /// Once front_address() is in cache: fetches the cell front() will read.
+  void prefetch_front(const Turn& turn) const {
+    __builtin_prefetch(&cells_[lanes_[turn.front].front]);
+  }
 
   /// Cells waiting in a port class (walks its lanes: for checks, not hot paths).
   std::size_t count(const Turn& turn) const {
