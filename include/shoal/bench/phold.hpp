@@ -38,7 +38,7 @@ class Phold {
   /// Schedules the initial events of the entities this rank owns.
   void initialize(core::Simulator& sim);
 
-  void prefetch(const core::Event& ev) const { __builtin_prefetch(&history_[ev.target]); }
+  void prefetch(const core::Event& ev) const { core::prefetch(&history_[ev.target]); }
 
   void handle(const core::Event& ev, core::Simulator& sim) {
     std::uint64_t& h = history_[ev.target];

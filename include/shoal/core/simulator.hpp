@@ -27,6 +27,7 @@
 #include "shoal/core/event_queue.hpp"
 #include "shoal/core/layout.hpp"
 #include "shoal/core/partition.hpp"
+#include "shoal/core/prefetch.hpp"
 #include "shoal/core/progress.hpp"
 #include "shoal/core/random.hpp"
 #include "shoal/core/stop_signal.hpp"
@@ -206,7 +207,7 @@ RunSummary Simulator::run(Model& model) {
     while (!queue_.empty() && queue_.top().time < window_end_) {
       // The entity state of an event a few places on is fetched while this one runs.
       if (const Event* soon = queue_.peek_ahead(kPrefetchDistance)) {
-        __builtin_prefetch(&cores_[soon->target]);
+        prefetch(&cores_[soon->target]);
         if constexpr (requires { model.prefetch(*soon); }) model.prefetch(*soon);
       }
       // Later stages, closer: the model reads what the stage before fetched to

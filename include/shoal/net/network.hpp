@@ -149,15 +149,15 @@ class Network {
       case kPortFree:
       case kCredit: {
         const char* port = reinterpret_cast<const char*>(&ports_[link]);
-        __builtin_prefetch(port);
-        __builtin_prefetch(port + 64);
+        core::prefetch(port);
+        core::prefetch(port + 64);
         return;
       }
       case kCellHead: {
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
-        __builtin_prefetch(&dag_.flows()[flow]);
-        __builtin_prefetch(router_.flow_hash_data() + flow);
-        __builtin_prefetch(&fabric_.link(link));
+        core::prefetch(&dag_.flows()[flow]);
+        core::prefetch(router_.flow_hash_data() + flow);
+        core::prefetch(&fabric_.link(link));
         return;
       }
       default:
@@ -178,7 +178,7 @@ class Network {
         const PortQueues::Turn& turn =
             port.turns[static_cast<std::size_t>(std::countr_zero(port.queued))];
         if (stage == 1) {
-          __builtin_prefetch(queues_.front_address(turn));
+          core::prefetch(queues_.front_address(turn));
         } else {
           queues_.prefetch_front(turn);
         }
@@ -191,9 +191,9 @@ class Network {
         const int cls = static_cast<int>((ev.payload >> 24) & 7);
         if (stage == 1) {
           const char* port = reinterpret_cast<const char*>(&ports_[out]);
-          __builtin_prefetch(port);
-          __builtin_prefetch(port + 64);
-          __builtin_prefetch(queues_.slot_address(out, cls, flow));
+          core::prefetch(port);
+          core::prefetch(port + 64);
+          core::prefetch(queues_.slot_address(out, cls, flow));
         } else {
           queues_.prefetch_push(out, cls, flow);
         }

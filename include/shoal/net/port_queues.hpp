@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "shoal/core/prefetch.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/topo/fabric.hpp"
 
@@ -88,7 +89,7 @@ class PortQueues {
       free_lane(l);
       --live_lanes_;
     } else {
-      __builtin_prefetch(&cells_[lane.front]);  // read when this lane's turn comes again
+      core::prefetch(&cells_[lane.front]);  // read when this lane's turn comes again
       if (turn.back != l) {
         turn.front = lane.next;
         lanes_[turn.back].next = l;
@@ -96,7 +97,7 @@ class PortQueues {
         turn.back = l;
       }
     }
-    if (turn.front != kNone) __builtin_prefetch(&lanes_[turn.front]);
+    if (turn.front != kNone) core::prefetch(&lanes_[turn.front]);
   }
 
   /// Where push() will look for (link, class, flow): a prefetch hint.
@@ -109,13 +110,11 @@ class PortQueues {
   void prefetch_push(topo::LinkId link, int cls, std::uint32_t flow) const {
     const std::uint64_t key = make_key(link, cls, round_robin_ ? flow : kAnyFlow);
     const Slot& slot = table_[home(key)];
-    if (slot.key == key) __builtin_prefetch(&lanes_[slot.lane]);
-    if (free_cells_ != kNone) __builtin_prefetch(&cells_[free_cells_]);
+    if (slot.key == key) core::prefetch(&lanes_[slot.lane]);
+    if (free_cells_ != kNone) core::prefetch(&cells_[free_cells_]);
   }
   /// Once front_address() is in cache: fetches the cell front() will read.
-  void prefetch_front(const Turn& turn) const {
-    __builtin_prefetch(&cells_[lanes_[turn.front].front]);
-  }
+  void prefetch_front(const Turn& turn) const { core::prefetch(&cells_[lanes_[turn.front].front]); }
 
   /// Cells waiting in a port class (walks its lanes: for checks, not hot paths).
   std::size_t count(const Turn& turn) const {
