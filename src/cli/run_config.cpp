@@ -271,7 +271,11 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   }
   const std::string strategy = config.string(r, "partition").value_or("topology");
   config.reject_unknown();
-  setup.partition.emplace(topo::partition_fabric(*setup.fabric, ranks, strategy));
+  try {
+    setup.partition.emplace(topo::partition_fabric(*setup.fabric, ranks, strategy));
+  } catch (const Error& e) {
+    throw Error("config " + path + ": run.partition: " + e.what());
+  }
 }
 
 }  // namespace shoal::cli
