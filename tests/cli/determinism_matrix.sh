@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# The determinism matrix (docs/reliability.md): three configs (the digest's
+# The determinism matrix (docs/reliability.md): four configs (the digest's
 # Figure A micro case, a 128-GPU fat-tree training job with EP, PP and DP under
-# hermod, a multi-plane all-to-all with spraying) at 1, 2, 3 and 4 ranks, each
+# hermod, a multi-plane all-to-all with spraying, and the same starved of
+# credit: one 4 KiB cell of buffer per class, so ports stall and wait for
+# credits, many of them crossing ranks) at 1, 2, 3 and 4 ranks, each
 # with the full invariants on (--check); every HDF5 dataset, sorted by its key
 # columns, must be identical to the one-rank file's. (The training job runs at
 # 400 Gb/s with 10 us links and 1 MiB cells: a longer lookahead, fewer windows, a test in seconds.)
@@ -18,13 +20,15 @@ sed -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" -e 's/^gpus = 6
   -e 's/^link_rate = .*/link_rate = "400Gbps"/' -e 's/^link_latency = .*/link_latency = "10us"/' \
   "$src/configs/examples/qwen-64.toml" >"$dir/training.toml"
 cp "$src/tests/configs/multi-plane-128.toml" "$src/tests/configs/mp-a2a-workload.toml" "$dir/"
-configs="figure-a training multi-plane-128"
+cp "$dir/multi-plane-128.toml" "$dir/starved.toml"
+configs="figure-a training multi-plane-128 starved"
 for config in $configs; do
   for n in 1 2 3 4; do
     extra=()
     # Figure A's switch gets two idle hosts (5 nodes fill 4 ranks), dealt round-robin
     # so that its one busy link crosses ranks.
     [ "$config" = figure-a ] && extra=(--set topology.gpus=4 --set run.partition=round-robin)
+    [ "$config" = starved ] && extra=(--set network.buffer_per_class=4KiB)
     timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/$config.toml" --quiet --check \
       -o "$dir/$config-$n.h5" "${extra[@]}" >"$dir/$config-$n.log"
   done
