@@ -232,21 +232,17 @@ TEST(TransmitTime, RoundsUpToWholePicoseconds) {
   EXPECT_EQ(transmit_time(1, 1'000'000'000'000'000), 1);
 }
 
-TEST(TransmitTime, FastPathAgreesWithWideArithmeticAtItsEdges) {
+TEST(TransmitTime, ExactAtTheEdgesOfTheFastPath) {
   // Cells up to 1 MB at rates up to 2^50 b/s take a 64-bit path; just past
-  // either edge, the 128-bit one. Both round up the same way.
-  for (const Bytes bytes : {Bytes{1}, Bytes{4'095}, Bytes{999'999}, Bytes{1'000'000},
-                            Bytes{1'000'001}, Bytes{16 << 20}}) {
-    for (const BitsPerSecond rate :
-         {BitsPerSecond{7}, BitsPerSecond{100'000'000'000}, BitsPerSecond{3'600'000'000'001},
-          (BitsPerSecond{1} << 50) - 1, BitsPerSecond{1} << 50, (BitsPerSecond{1} << 50) + 1}) {
-      const auto wide = static_cast<unsigned __int128>(bytes) * 8 * kSecond;
-      const auto t =
-          (wide + static_cast<unsigned __int128>(rate) - 1) / static_cast<unsigned __int128>(rate);
-      const Time expected = t > kTimeInfinity ? kTimeInfinity : static_cast<Time>(t);
-      EXPECT_EQ(transmit_time(bytes, rate), expected) << bytes << " B at " << rate << " b/s";
-    }
-  }
+  // either edge, the 128-bit one. Both round up the same way (values by hand).
+  constexpr BitsPerSecond k2to50 = BitsPerSecond{1} << 50;  // 1,125,899,906,842,624 b/s
+  EXPECT_EQ(transmit_time(1'000'000, 100'000'000'000), 80'000'000);  // exact
+  EXPECT_EQ(transmit_time(1'000'001, 100'000'000'000), 80'000'080);  // exact, wide path
+  EXPECT_EQ(transmit_time(999'999, 3), 2'666'664'000'000'000'000);    // exact
+  EXPECT_EQ(transmit_time(1'000'001, 3), 2'666'669'333'333'333'334);  // rounded up, wide
+  EXPECT_EQ(transmit_time(1'000'000, k2to50), 7'106);                 // 7,105.43 ps
+  EXPECT_EQ(transmit_time(1'000'000, k2to50 + 1), 7'106);             // wide path
+  EXPECT_EQ(transmit_time(4'095, k2to50 - 1), 30);                    // 29.10 ps
 }
 
 TEST(TransmitTime, SaturatesAtInfinity) {

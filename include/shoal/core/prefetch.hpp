@@ -1,9 +1,9 @@
 // A software prefetch the compiler keeps.
 //
-// GCC 12 drops some __builtin_prefetch calls whose address it can compute
-// without a load it needs anyway (it removed every prefetch of
-// Network::prefetch() once inlined, checked in the assembly), so on x86-64 the
-// instruction is written out; elsewhere the builtin is the best available.
+// GCC 12 removed every __builtin_prefetch of Network::prefetch() once it was
+// inlined into the event loop (seen in the assembly, at -O1 and above; the
+// cause was not found), so on x86-64 the instruction is written out; elsewhere
+// the builtin is the best available.
 #pragma once
 
 namespace shoal::core {
