@@ -411,7 +411,8 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
     if (received_[flow] == f.bytes) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
     return;
   }
-  const LinkId out = router_.next_link(here, flow, sim.now(), sim.rng());
+  LinkId out = remembered_route(ev);
+  if (out == topo::kNoLink) out = router_.next_link(here, flow, sim.now(), sim.rng());
   const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, tail};
   Port& port = ports_[out];
   if (port.queued == 0 && !port.has_own && !port.free_pending && sim.now() >= port.busy_until &&

@@ -105,7 +105,8 @@ LinkId Router::switch_link(NodeId here, std::uint32_t flow, Time now, core::Rng&
     if (balancing_ != LoadBalancing::kEcmp && choices.size() > 1) {
       return spray(choices.data(), choices.size(), rng);
     }
-    return fabric_.ecmp_link(here, dst, flow_hash_[flow]);
+    if (choices.empty()) return fabric_.ecmp_link(here, dst, flow_hash_[flow]);  // its error
+    return topo::Fabric::ecmp_pick(choices, here, flow_hash_[flow]);
   }
   std::array<LinkId, 256> usable{};
   std::size_t n = 0;

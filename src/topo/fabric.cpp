@@ -254,9 +254,7 @@ LinkId Fabric::ecmp_link(NodeId at, GpuId dst, std::uint64_t flow_hash) const {
   if (links.empty()) {
     throw Error("no route from node " + std::to_string(at) + " to GPU " + std::to_string(dst));
   }
-  if (links.size() == 1) return links.front();
-  // Mixed with the switch id, so consecutive switches do not repeat one choice.
-  return links[core::mix64(flow_hash ^ (std::uint64_t{at} << 32)) % links.size()];
+  return ecmp_pick(links, at, flow_hash);
 }
 
 bool Fabric::shares_plane(GpuId src, GpuId dst) const {

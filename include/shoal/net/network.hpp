@@ -186,7 +186,7 @@ class Network {
       }
       case kCellHead: {
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
-        const topo::LinkId out = router_.peek_switch_link(ev.target, flow, ev.time);
+        const topo::LinkId out = stage == 1 ? route_ahead(ev, flow) : remembered_route(ev);
         if (out == topo::kNoLink) return;
         const int cls = static_cast<int>((ev.payload >> 24) & 7);
         if (stage == 1) {
@@ -271,6 +271,29 @@ class Network {
     Time idle_since = 0;
   };
 
+  /// The route of a cell head seen ahead, when it is a pure function of the
+  /// flow (Router::peek_switch_link), remembered for the later stage and the
+  /// handler: a switch's ECMP choice is then computed once per cell-hop. Keyed
+  /// by the event's tiebreak, unique to it, so a miss only means recomputing.
+  struct RouteMemo {
+    std::uint64_t tiebreak = 0;
+    Time time = -1;  // no event has a negative time: empty
+    topo::LinkId out = topo::kNoLink;
+  };
+  static constexpr std::size_t kRouteMemos = 64;  // more than the prefetch distance
+  static std::size_t memo_slot(const core::Event& ev) {
+    return static_cast<std::size_t>((ev.tiebreak * 0x9E3779B97F4A7C15ULL) >> 58);
+  }
+  topo::LinkId route_ahead(const core::Event& ev, std::uint32_t flow) const {
+    const topo::LinkId out = router_.peek_switch_link(ev.target, flow, ev.time);
+    if (out != topo::kNoLink) route_memo_[memo_slot(ev)] = {ev.tiebreak, ev.time, out};
+    return out;
+  }
+  topo::LinkId remembered_route(const core::Event& ev) const {
+    const RouteMemo& m = route_memo_[memo_slot(ev)];
+    return m.tiebreak == ev.tiebreak && m.time == ev.time ? m.out : topo::kNoLink;
+  }
+
   void try_send(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   bool send_own(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   bool send_queued(topo::NodeId node, topo::LinkId link, int cls, core::Simulator& sim);
@@ -301,6 +324,7 @@ class Network {
   Router router_;
   work::DagRunner::Ready ready_;  // reused: no allocation per event
   std::vector<std::uint32_t> acting_tasks_, acting_groups_;
+  mutable std::array<RouteMemo, kRouteMemos> route_memo_{};  // a cache, not state
   std::vector<Port> ports_;      // by link (used where this rank owns the link's source)
   PortQueues queues_;            // the cells waiting at ports_
   std::vector<KeyedFlows> own_;  // by link: at a GPU, its flows with bytes to send, by key

@@ -45,9 +45,9 @@ class Router {
         fabric_.node(here).kind != topo::NodeKind::kSwitch) {
       return topo::kNoLink;
     }
-    const work::GpuId dst = dag_.flows()[flow].dst;
-    if (fabric_.next_links(here, dst).empty()) return topo::kNoLink;
-    return fabric_.ecmp_link(here, dst, flow_hash_[flow]);
+    const auto links = fabric_.next_links(here, dag_.flows()[flow].dst);
+    if (links.empty()) return topo::kNoLink;
+    return topo::Fabric::ecmp_pick(links, here, flow_hash_[flow]);
   }
 
   bool failed(topo::LinkId l, Time now) const { return now >= fail_at_[l]; }

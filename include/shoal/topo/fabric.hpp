@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "shoal/core/layout.hpp"
+#include "shoal/core/random.hpp"
 #include "shoal/core/units.hpp"
 
 namespace shoal::topo {
@@ -112,6 +113,13 @@ class Fabric {
   std::span<const LinkId> next_links(NodeId at, GpuId dst) const;
   /// Stable ECMP choice among next_links by the flow's hash.
   LinkId ecmp_link(NodeId at, GpuId dst, std::uint64_t flow_hash) const;
+  /// The same choice among `links` = next_links(at, dst), not empty: for a
+  /// caller that has looked them up already (the per-cell path).
+  static LinkId ecmp_pick(std::span<const LinkId> links, NodeId at, std::uint64_t flow_hash) {
+    if (links.size() == 1) return links.front();
+    // Mixed with the switch id, so consecutive switches do not repeat one choice.
+    return links[core::mix64(flow_hash ^ (std::uint64_t{at} << 32)) % links.size()];
+  }
   /// Whether one of src's NIC ports is on a plane that reaches dst.
   bool shares_plane(GpuId src, GpuId dst) const;
   /// For GPUs on different planes (multi-plane fabrics): the GPU of src's server
