@@ -19,6 +19,13 @@ class KeyedFlows {
   std::uint32_t key(std::size_t group) const { return groups_[group].key; }
   std::uint32_t front(std::size_t group) const { return groups_[group].flows.front(); }
 
+  /// For prefetching, in two steps: the group array (this object in cache), then
+  /// the first group's front flow (the group array in cache); null when empty.
+  const void* groups_address() const { return groups_.data(); }
+  const void* front_address() const {
+    return groups_.empty() ? nullptr : &groups_.front().flows.front();
+  }
+
   /// The flow joins the back of its key's turn.
   void push(std::uint32_t key, std::uint32_t flow) {
     auto it = std::lower_bound(groups_.begin(), groups_.end(), key,

@@ -151,6 +151,7 @@ class Network {
         const char* port = reinterpret_cast<const char*>(&ports_[link]);
         core::prefetch(port);
         core::prefetch(port + 64);
+        core::prefetch(&own_[link]);  // at a NIC, its own flows come next
         return;
       }
       case kCellHead: {
@@ -168,12 +169,18 @@ class Network {
   /// Called 8 (stage 1) and 4 (stage 2) events ahead, each once the stage
   /// before has brought in what it reads: for a cell, the port it will be
   /// queued at and its lane's hash slot, then the lane; for a port, the lane it
-  /// will serve next, then that lane's front cell.
+  /// will serve next, then that lane's front cell, and at a NIC its own flows'
+  /// groups, then the front flow.
   void prefetch_stage(const core::Event& ev, int stage) const {
     switch (ev.tag & 15) {
       case kPortFree:
       case kCredit: {
-        const Port& port = ports_[ev.tag >> 4];
+        const topo::LinkId link = ev.tag >> 4;
+        const Port& port = ports_[link];
+        if (port.has_own) {
+          const void* next = stage == 1 ? own_[link].groups_address() : own_[link].front_address();
+          if (next != nullptr) core::prefetch(next);
+        }
         if (port.queued == 0) return;
         const PortQueues::Turn& turn =
             port.turns[static_cast<std::size_t>(std::countr_zero(port.queued))];
