@@ -39,6 +39,8 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
 void add_version_command(CLI::App& app, Action& action);
 void add_workload_commands(CLI::App& app, Action& action);
 void add_topo_command(CLI::App& app, Action& action);
+/// `shoal partition fabric`: a fabric config's partition as a file.
+void add_partition_fabric_command(CLI::App& partition, Action& action);
 void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_training_commands(CLI::App& app, Action& action);
 void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action& action);

@@ -72,6 +72,7 @@ int main(int argc, char** argv) {
   CLI::App* partition = app.add_subcommand("partition", "Write a partition file for a model");
   partition->require_subcommand(1);
   shoal::cli::add_phold_commands(*bench, *partition, global, action);
+  shoal::cli::add_partition_fabric_command(*partition, action);
   shoal::cli::add_run_command(app, global, action);
   shoal::cli::add_sweep_command(app, global, action);
   shoal::cli::add_training_commands(app, action);

@@ -12,6 +12,24 @@
 
 namespace shoal::cli {
 
+core::Partition fabric_partition(const topo::Fabric& fabric, int ranks, const std::string& spec,
+                                 const std::string& config_path) {
+  if (spec == "topology" || spec == "block" || spec == "round-robin") {
+    return topo::partition_fabric(fabric, ranks, spec);
+  }
+  const std::filesystem::path p(spec);
+  const std::string file = p.is_absolute()
+                               ? p.string()
+                               : (std::filesystem::path(config_path).parent_path() / p).string();
+  if (!std::filesystem::is_regular_file(file)) {
+    throw Error("\"" + spec +
+                "\" is neither a partition strategy (topology, block, round-robin) nor a "
+                "partition file (" +
+                file + " does not exist)");
+  }
+  return core::Partition::from_file(file, fabric.layout(), ranks);
+}
+
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
                  RunSetup& setup) {
   io::ConfigFile config(path, overrides);
@@ -272,7 +290,7 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   const std::string strategy = config.string(r, "partition").value_or("topology");
   config.reject_unknown();
   try {
-    setup.partition.emplace(topo::partition_fabric(*setup.fabric, ranks, strategy));
+    setup.partition.emplace(fabric_partition(*setup.fabric, ranks, strategy, path));
   } catch (const Error& e) {
     throw Error("config " + path + ": run.partition: " + e.what());
   }

@@ -45,6 +45,12 @@ struct RunSetup {
   std::uint64_t memory_limit = 0;      // [run] memory_limit: bytes per rank (0: the node's)
 };
 
+/// The partition `spec` names for `ranks` ranks: a strategy (topology, block,
+/// round-robin) or else a partition file, relative to the directory of
+/// `config_path` unless absolute, checked against the fabric and rank count.
+core::Partition fabric_partition(const topo::Fabric& fabric, int ranks, const std::string& spec,
+                                 const std::string& config_path);
+
 /// Reads and checks everything; an Error names the file and key. `ranks`
 /// sizes the partition.
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,

@@ -1,11 +1,17 @@
 // `shoal topo CONFIG.toml [--ranks N] [--strategy S]`: builds the fabric of a
 // config and reports it, with the partition and lookahead N ranks would get.
+// `shoal partition fabric CONFIG.toml --ranks N [--strategy S] -o FILE` writes
+// that partition as a file, to edit and give back as `[run] partition`.
 #include <fmt/format.h>
 
+#include <fstream>
+#include <iostream>
 #include <memory>
 
 #include "commands.hpp"
+#include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
+#include "shoal/core/error.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/io/config_file.hpp"
 #include "shoal/topo/fabric_config.hpp"
@@ -18,7 +24,12 @@ struct TopoArgs {
   std::vector<std::string> overrides;
   int ranks = 1;
   std::string strategy = "topology";
+  std::string output;  // partition fabric: the file to write ("-": standard output)
 };
+
+constexpr const char* kStrategyHelp =
+    "Partition: a strategy (topology: by pod, segment or leaf group, switches above spread; "
+    "block; round-robin) or a partition file";
 
 int show_topology(const core::Comm& world, const TopoArgs& args) {
   if (world.rank() != 0) return 0;
@@ -41,7 +52,8 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
     fmt::print("  bisection:  {}\n", format_rate(s.bisection));
     fmt::print("  entities:   {} in {} atoms\n", fabric.layout().entity_count(),
                fabric.layout().atom_count());
-    const core::Partition partition = topo::partition_fabric(fabric, args.ranks, args.strategy);
+    const core::Partition partition =
+        fabric_partition(fabric, args.ranks, args.strategy, args.config);
     const Time lookahead = core::lookahead(fabric.layout(), partition);
     std::size_t cut = 0;
     for (const core::AtomLink& l : fabric.layout().links()) {
@@ -58,7 +70,51 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
   });
 }
 
+int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
+  if (world.rank() != 0) return 0;  // one writer, whatever the launch
+  return run_or_abort(world, [&] {
+    io::ConfigFile config(args.config, args.overrides);
+    const topo::Fabric fabric = topo::build_fabric(config);
+    const core::Partition partition =
+        fabric_partition(fabric, args.ranks, args.strategy, args.config);
+    if (args.output == "-") {
+      partition.write(std::cout, fabric.layout());
+      return 0;
+    }
+    std::ofstream out(args.output);
+    if (!out) throw Error("cannot write partition file " + args.output);
+    partition.write(out, fabric.layout());
+    out.close();
+    if (!out) throw Error("writing partition file " + args.output + " failed");
+    fmt::print("wrote {}: {} over {} ranks, lookahead {}\n", args.output, partition.description(),
+               args.ranks, format_time(core::lookahead(fabric.layout(), partition)));
+    return 0;
+  });
+}
+
 }  // namespace
+
+void add_partition_fabric_command(CLI::App& partition, Action& action) {
+  auto args = std::make_shared<TopoArgs>();
+  CLI::App* cmd = partition.add_subcommand(
+      "fabric",
+      "Write the partition of a config's fabric for --ranks N as a file (servers whole, "
+      "each line a range of entities and its rank); give it back as [run] partition = "
+      "\"FILE\" (or --set run.partition=FILE)");
+  cmd->add_option("config", args->config, "Config file (TOML)")
+      ->required()
+      ->check(CLI::ExistingFile);
+  cmd->add_option("--ranks", args->ranks, "Ranks to partition for")
+      ->required()
+      ->check(CLI::Range(1, 65535));
+  cmd->add_option("--set", args->overrides,
+                  "Override a config value: TABLE.KEY=VALUE (repeatable)");
+  cmd->add_option("--strategy", args->strategy, kStrategyHelp)->capture_default_str();
+  cmd->add_option("-o,--output", args->output, "File to write (- for standard output)")->required();
+  cmd->callback([&action, args] {
+    action = [args](const core::Comm& world) { return write_fabric_partition(world, *args); };
+  });
+}
 
 void add_topo_command(CLI::App& app, Action& action) {
   auto args = std::make_shared<TopoArgs>();
@@ -74,8 +130,7 @@ void add_topo_command(CLI::App& app, Action& action) {
       ->check(CLI::Range(1, 65535));
   topo->add_option("--set", args->overrides,
                    "Override a config value: TABLE.KEY=VALUE (repeatable)");
-  topo->add_option("--strategy", args->strategy, "topology, block or round-robin")
-      ->capture_default_str();
+  topo->add_option("--strategy", args->strategy, kStrategyHelp)->capture_default_str();
   topo->callback([&action, args] {
     action = [args](const core::Comm& world) { return show_topology(world, *args); };
   });

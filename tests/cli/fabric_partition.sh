@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# Partition files for fabric runs (docs/partitions.md):
+# - `shoal partition fabric` writes one; `shoal topo --strategy FILE` reads it back;
+# - a run at 3 ranks with the written file, and with a hand-made one that
+#   deals servers and switches unevenly (given in the config, relative to it),
+#   writes the same coflow table as one rank;
+# - a file for another rank count, for another fabric, a malformed file and a
+#   name that is neither a strategy nor a file: one line naming it, exit 1.
+# Usage: fabric_partition.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
+set -euo pipefail
+shoal=$1 mpirun=$2 dir=$3 src=$4
+rm -rf "$dir"
+mkdir -p "$dir/parts"
+cp "$src/configs/examples/fat-tree-64.toml" "$src/configs/examples/fat-tree-64-workload.toml" "$dir/"
+cd "$dir"
+failures=0
+ok() { echo "ok   $*"; }
+bad() { echo "FAIL $*"; failures=$((failures + 1)); }
+
+"$shoal" run fat-tree-64.toml --quiet -o one.csv >/dev/null
+"$shoal" partition fabric fat-tree-64.toml --ranks 3 --strategy round-robin -o parts/rr3.part >/dev/null
+grep -q '^ranks 3$' parts/rr3.part && ok "partition fabric wrote parts/rr3.part" || bad "no ranks line in parts/rr3.part"
+"$shoal" topo fat-tree-64.toml --ranks 3 --strategy parts/rr3.part >topo.log
+if grep -q 'partition: file .*rr3.part over 3 ranks' topo.log; then ok "topo reads the file back"; else
+  bad "topo did not report the file: $(grep partition topo.log)"; fi
+
+# A hand-made partition of the 88 entities (8 servers of 8 GPUs and an NVSwitch,
+# then 16 switches): the first server alone on rank 0, the other servers on
+# rank 1, every switch on rank 2.
+grep -v '^[0-9]' parts/rr3.part >parts/hand3.part
+printf '0 8 0\n9 71 1\n72 87 2\n' >>parts/hand3.part
+sed 's|^partition = .*|partition = "parts/hand3.part"|' fat-tree-64.toml >hand.toml
+
+for spec in rr3 hand3; do
+  if [ $spec = hand3 ]; then config=hand.toml args=(); else config=fat-tree-64.toml args=(--set run.partition=parts/rr3.part); fi
+  "$mpirun" -np 3 "$shoal" run "$config" "${args[@]}" --quiet -o "three-$spec.csv" >"three-$spec.log"
+  if ! grep -q "partition file .*$spec.part" "three-$spec.log"; then
+    bad "$spec: the run did not use the file: $(grep ranks "three-$spec.log")"
+  elif cmp -s one.csv "three-$spec.csv"; then
+    ok "$spec at 3 ranks: coflow table identical to 1 rank"
+  else
+    bad "$spec at 3 ranks: coflow table differs from 1 rank"
+  fi
+done
+
+expect_error() {  # expect_error NAME RANKS PATTERN ARGS...
+  local name=$1 ranks=$2 pattern=$3 out rc=0
+  shift 3
+  out=$("$mpirun" -np "$ranks" "$shoal" run fat-tree-64.toml --quiet "$@" 2>&1 >/dev/null) || rc=$?
+  local line
+  line=$(grep -m1 'shoal: error' <<<"$out" || true)
+  if [ "$rc" -ne 0 ] && grep -qE "$pattern" <<<"$line"; then
+    ok "$name: exit $rc, $line"
+  else
+    bad "$name: exit $rc, expected /$pattern/, got: $out"
+  fi
+}
+expect_error "wrong rank count" 2 'run.partition: partition file .*rr3.part, line 7: made for 3 ranks, this run has 2' \
+  --set run.partition=parts/rr3.part
+expect_error "another fabric" 1 "run.partition: partition file .*rr3.part, line 4: made for topology 'fat-tree .*gpus=64.*', but this run is '.*gpus=128" \
+  --set run.partition=parts/rr3.part --set topology.gpus=128
+sed 's/^9 71 1$/9 70 1/' parts/hand3.part >parts/gap.part
+expect_error "a range that splits a server" 3 'run.partition: partition file .*gap.part, line 9: ' --set run.partition=parts/gap.part
+expect_error "neither strategy nor file" 1 'run.partition: "parts/none.part" is neither a partition strategy \(topology, block, round-robin\) nor a partition file' \
+  --set run.partition=parts/none.part
+
+[ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
+echo "all partition-file checks passed"
