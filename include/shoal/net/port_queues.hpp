@@ -22,6 +22,7 @@
 
 #include "shoal/core/prefetch.hpp"
 #include "shoal/core/units.hpp"
+#include "shoal/net/node_pool.hpp"
 #include "shoal/topo/fabric.hpp"
 
 namespace shoal::net {
@@ -51,14 +52,14 @@ class PortQueues {
     const std::uint64_t key = make_key(link, cls, flow);
     std::size_t at = home(key);
     while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
-    const std::uint32_t c = new_cell(cell);
+    const std::uint32_t c = cells_.add({cell.tail, cell.flow, cell.bytes, cell.in_link, kNone});
     if (table_[at].key == key) {  // the flow already waits here: behind its last cell
       Lane& lane = lanes_[table_[at].lane];
       cells_[lane.back].next = c;
       lane.back = c;
       return;
     }
-    const std::uint32_t l = new_lane(flow, c);
+    const std::uint32_t l = lanes_.add({flow, c, c, kNone});
     table_[at] = {key, l};
     if (turn.empty()) {
       turn.front = l;
@@ -81,12 +82,12 @@ class PortQueues {
     Lane& lane = lanes_[l];
     const std::uint32_t c = lane.front;
     lane.front = cells_[c].next;
-    free_cell(c);
+    cells_.release(c);
     if (lane.front == kNone) {
       erase(make_key(link, cls, lane.flow));
       turn.front = lane.next;
       if (turn.front == kNone) turn.back = kNone;
-      free_lane(l);
+      lanes_.release(l);
       --live_lanes_;
     } else {
       core::prefetch(&cells_[lane.front]);  // read when this lane's turn comes again
@@ -111,7 +112,7 @@ class PortQueues {
     const std::uint64_t key = make_key(link, cls, round_robin_ ? flow : kAnyFlow);
     const Slot& slot = table_[home(key)];
     if (slot.key == key) core::prefetch(&lanes_[slot.lane]);
-    if (free_cells_ != kNone) core::prefetch(&cells_[free_cells_]);
+    if (cells_.next_free() != kNone) core::prefetch(&cells_[cells_.next_free()]);
   }
   /// Once front_address() is in cache: fetches the cell front() will read.
   void prefetch_front(const Turn& turn) const { core::prefetch(&cells_[lanes_[turn.front].front]); }
@@ -161,37 +162,6 @@ class PortQueues {
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
   }
 
-  std::uint32_t new_cell(const Cell& cell) {
-    std::uint32_t c = free_cells_;
-    if (c == kNone) {
-      c = static_cast<std::uint32_t>(cells_.size());
-      cells_.push_back({});
-    } else {
-      free_cells_ = cells_[c].next;
-    }
-    cells_[c] = {cell.tail, cell.flow, cell.bytes, cell.in_link, kNone};
-    return c;
-  }
-  void free_cell(std::uint32_t c) {
-    cells_[c].next = free_cells_;
-    free_cells_ = c;
-  }
-  std::uint32_t new_lane(std::uint32_t flow, std::uint32_t cell) {
-    std::uint32_t l = free_lanes_;
-    if (l == kNone) {
-      l = static_cast<std::uint32_t>(lanes_.size());
-      lanes_.push_back({});
-    } else {
-      free_lanes_ = lanes_[l].next;
-    }
-    lanes_[l] = {flow, cell, cell, kNone};
-    return l;
-  }
-  void free_lane(std::uint32_t l) {
-    lanes_[l].next = free_lanes_;
-    free_lanes_ = l;
-  }
-
   /// Linear probing with backward-shift deletion: no tombstones, so probe
   /// lengths stay short however many lanes come and go.
   void erase(std::uint64_t key) {
@@ -228,10 +198,8 @@ class PortQueues {
   std::size_t mask_ = 0;
   int shift_ = 64;
   std::size_t live_lanes_ = 0;
-  std::vector<Lane> lanes_;
-  std::vector<CellNode> cells_;
-  std::uint32_t free_lanes_ = kNone;
-  std::uint32_t free_cells_ = kNone;
+  NodePool<Lane> lanes_;
+  NodePool<CellNode> cells_;
 };
 
 }  // namespace shoal::net
