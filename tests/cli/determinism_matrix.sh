@@ -33,24 +33,20 @@ for config in $configs; do
       -o "$dir/$config-$n.h5" "${extra[@]}" >"$dir/$config-$n.log"
   done
 done
-"$py" - "$dir" $configs <<'PY'
-import sys, h5py, numpy as np
+PYTHONPATH="$src/tests/cli" "$py" - "$dir" $configs <<'PY'
+import sys
+from shoal_tables import sorted_tables, differing
 d, configs = sys.argv[1], sys.argv[2:]
-keys = {"coflows": ["id"], "flows": ["id"], "compute": ["task"], "iterations": ["job", "iteration"],
-        "links": ["id"], "link_util": ["link", "bin"]}
 def load(path):
-    with h5py.File(path, "r") as f:
-        assert f["meta"].attrs["completed"] == 1, path
-        extra = set(f.keys()) - set(keys) - {"meta"}
-        assert not extra, "datasets without a sort key: %s" % extra
-        return {k: np.sort(f[k][:], order=o) for k, o in keys.items() if k in f}
+    tables, meta = sorted_tables(path)
+    assert meta["completed"] == 1, path
+    return tables
 bad = 0
 for c in configs:
     ref = load("%s/%s-1.h5" % (d, c))
     for n in (2, 3, 4):
         got = load("%s/%s-%d.h5" % (d, c, n))
-        diff = [k for k in ref if k not in got or not np.array_equal(ref[k], got[k])] + \
-               [k for k in got if k not in ref]
+        diff = differing(ref, got)
         rows = ", ".join("%s %d" % (k, len(v)) for k, v in ref.items())
         print("%s   %s at %d ranks: %s (%s)" % ("FAIL" if diff else "ok", c, n,
               "differs in " + ", ".join(diff) if diff else "every dataset identical to 1 rank", rows))

@@ -19,14 +19,10 @@ for n in 1 "$ranks"; do
   timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/panel.toml" --quiet -o "$dir/panel-$n.h5" \
     --set run.partition=block --set topology.gpus=8 >/dev/null
 done
-"$py" - "$dir" "$ranks" <<'PY' || failures=$((failures + 1))
-import sys, h5py, numpy as np
+PYTHONPATH="$src/tests/cli" "$py" - "$dir" "$ranks" <<'PY' || failures=$((failures + 1))
+import sys, h5py
+from shoal_tables import sorted_tables as load, differing
 d, n = sys.argv[1], int(sys.argv[2])
-keys = {"coflows": ["id"], "flows": ["id"], "compute": ["task"], "iterations": ["job", "iteration"], "links": ["id"], "link_util": ["link", "bin"]}
-def load(path):
-    with h5py.File(path, "r") as f:
-        tables = {k: np.sort(f[k][:], order=o) for k, o in keys.items() if k in f}
-        return tables, dict(f["meta"].attrs)
 bad = 0
 for name in ["training"] + ["panel-%s" % p for p in ("fair", "lina", "ep-pp-first", "hermod")]:
     stem, _, policy = name.partition("-")
@@ -34,7 +30,7 @@ for name in ["training"] + ["panel-%s" % p for p in ("fair", "lina", "ep-pp-firs
     many = "%s/%s-%d%s.h5" % (d, stem, n, "-" + policy if policy else "")
     a, ma = load(one)
     b, mb = load(many)
-    same = all(np.array_equal(a[k], b[k]) for k in a) and a.keys() == b.keys()
+    same = not differing(a, b)
     ok = same and ma["completed"] == 1 and mb["completed"] == 1 and mb["ranks"] == n
     rows = ", ".join("%s %d" % (k, len(v)) for k, v in a.items())
     print("%s   %s at 1 and %d ranks: %s (%s)" % ("ok" if ok else "FAIL", name, n, "identical" if same else "DIFFERENT", rows))

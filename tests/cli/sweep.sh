@@ -39,25 +39,22 @@ grep -c "already done, skipped" all.txt | grep -qx 2 && ok "--all skips the 2 fi
   fail "--all did not skip exactly the finished points: $(cat all.txt)"
 # The same sweep on 1 rank elsewhere: every table identical, whatever ranked it.
 "$shoal" -q sweep "$sweep" --results two --all >/dev/null
-"$py" - <<'PY' || failures=$((failures + 1))
-import glob, os, sys, h5py, numpy as np
-keys = {"coflows": ["id"], "compute": ["task"], "iterations": ["job", "iteration"], "links": ["id"]}
-def tables(path):
-    with h5py.File(path, "r") as f:
-        return {k: np.sort(f[k][:], order=o) for k, o in keys.items()}, dict(f["meta"].attrs)
+PYTHONPATH="$src/tests/cli" "$py" - <<'PY' || failures=$((failures + 1))
+import glob, os, sys
+from shoal_tables import sorted_tables as tables, differing
 bad = 0
 names = sorted(os.path.basename(p) for p in glob.glob("one/*.h5"))
 assert len(names) == 4, names
 for n in names:
     a, ma = tables("one/" + n)
     b, mb = tables("two/" + n)
-    same = all(np.array_equal(a[k], b[k]) for k in keys)
+    same = not differing(a, b)
     good = same and ma["completed"] == 1 and mb["completed"] == 1 and ma["sweep_point"].endswith(":" + n[:-3])
     print("%s   %s: sweep output identical at 1 and 2 ranks, completed, named" % ("ok" if good else "FAIL", n))
     bad += not good
 a, ma = tables("one/link-rate-400Gbps_policy-hermod.h5")
 d, md = tables("direct.h5")
-same = all(np.array_equal(a[k], d[k]) for k in keys)
+same = not differing(a, d)
 good = same and ma["overrides"] == "run.seed=7\ntopology.link_rate=\"400Gbps\"\npolicy.name=\"hermod\"" and ma["policy"] == "hermod"
 print("%s   a point equals shoal run --set with its overrides (recorded in /meta)" % ("ok" if good else "FAIL"))
 bad += not good
