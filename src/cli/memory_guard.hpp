@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 
 #include "run_config.hpp"
 
@@ -20,5 +21,12 @@ std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record);
 /// node (core::Comm::ranks_on_node) exceeds the memory the node, or the job's
 /// cgroup, has available.
 void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::uint64_t limit);
+
+/// The same guard while read_config builds the workload's DAG (which every
+/// rank holds whole): a check for work::Dag::set_growth_check that throws an
+/// Error once this rank's resident memory passes setup.memory_limit, or once
+/// what the DAG has taken, times the ranks on this node, passes what the node
+/// had available when the build began. `setup` must outlive the build.
+std::function<void(const work::Dag&)> dag_growth_guard(int ranks_on_node, const RunSetup& setup);
 
 }  // namespace shoal::cli

@@ -277,8 +277,11 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
 int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOptions& global) {
   RunSetup setup;
   core::install_stop_handlers();
+  const int ranks_on_node = world.ranks_on_node();
   const bool ready = setup_everywhere(world, [&] {
+    setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
     read_config(args.config, args.overrides, world.size(), setup);
+    setup.dag.set_growth_check({});
     setup.engine.progress = !global.quiet;
     setup.engine.progress_interval_seconds = args.progress_interval;
     setup.overrides = args.overrides;
@@ -289,7 +292,6 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
     }
   });
   if (!ready) return 1;
-  const int ranks_on_node = world.ranks_on_node();
   const bool several = setup.policies.size() > 1;
   // -o FILE.h5 (or [output] file) writes HDF5; -o anything else writes the coflow CSV.
   const std::string output = args.output.empty() ? setup.output : args.output;

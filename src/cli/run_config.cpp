@@ -35,6 +35,11 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   io::ConfigFile config(path, overrides);
   setup.fabric.emplace(topo::build_fabric(config));
   const std::string prefix = "config " + path + ": ";
+  // Before the workload: the resource guard watches the DAG grow against it.
+  if (const auto limit = config.bytes("run", "memory_limit")) {
+    if (*limit <= 0) throw Error(prefix + "run.memory_limit must be positive");
+    setup.memory_limit = static_cast<std::uint64_t>(*limit);
+  }
 
   constexpr std::string_view n = "network";
   setup.network.cell_size = config.bytes(n, "cell_size").value_or(setup.network.cell_size);
@@ -283,10 +288,6 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   constexpr std::string_view r = "run";
   setup.engine.seed = static_cast<std::uint64_t>(config.integer(r, "seed").value_or(1));
   setup.engine.end_time = config.time(r, "end").value_or(kTimeInfinity);
-  if (const auto limit = config.bytes(r, "memory_limit")) {
-    if (*limit <= 0) throw Error("config " + path + ": run.memory_limit must be positive");
-    setup.memory_limit = static_cast<std::uint64_t>(*limit);
-  }
   const std::string strategy = config.string(r, "partition").value_or("topology");
   config.reject_unknown();
   try {

@@ -55,6 +55,7 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
   add_name(name, node);
   tasks_.push_back({std::move(name), gpu, duration, {}, labels});
   task_after_names_.push_back(std::move(after));
+  grew();
   return node;
 }
 
@@ -74,6 +75,7 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   flows_.insert(flows_.end(), flows.begin(), flows.end());
   coflows_.push_back(std::move(c));
   coflow_after_names_.push_back(std::move(after));
+  grew();
   return node;
 }
 

@@ -175,9 +175,14 @@ expect_error set-malformed '--set "cell_size=4": expected TABLE.KEY=VALUE' \
   run1 run "$dir/set.toml" --set cell_size=4
 expect_error run-unknown-partition "config $src/configs/examples/fat-tree-64.toml: run.partition: \"pods\" is neither a partition strategy (topology, block, round-robin) nor a partition file ($src/configs/examples/pods does not exist)" \
   run2 run "$src/configs/examples/fat-tree-64.toml" --set run.partition=pods
-# The resource guard: a run that cannot fit is refused before it is built, on every rank.
-expect_error memory-guard "over run.memory_limit = 20 MiB; raise the limit" \
-  run2 run "$src/configs/examples/qwen-64.toml" --set run.memory_limit=20MiB
+# The resource guard: a run that cannot fit is refused before it is built, on
+# every rank; a workload whose DAG alone outgrows the limit, while it is built.
+expect_error memory-guard "for the network and engine), over run.memory_limit = 200 MiB; raise the limit, use larger cells or a smaller workload" \
+  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=200MiB
+expect_error memory-guard-dag "flows, and it is not done: " \
+  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=60MiB
+expect_error memory-guard-dag-limit " resident, over run.memory_limit = 60 MiB; raise the limit or use a smaller workload" \
+  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=60MiB
 
 run_config perturb-node.toml '\n[[perturbation]]\nlink = "gpu 0 -> spine 9"'
 expect_error perturbation-unknown-node 'perturbation[0]: no node "spine 9" in this fabric' \

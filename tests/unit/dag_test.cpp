@@ -98,6 +98,35 @@ TEST(Dag, AddTaskAndCoflow) {
   EXPECT_EQ(dag.total_bytes(), 1600);
 }
 
+TEST(Dag, GrowthCheckRunsEvery4096NodesAndCanStopTheBuild) {
+  Dag dag;
+  std::vector<std::size_t> seen;  // nodes present at each check
+  dag.set_growth_check([&](const Dag& d) {
+    seen.push_back(d.tasks().size() + d.coflows().size());
+    if (seen.size() == 2) throw Error("stop");
+  });
+  const std::vector<Flow> flows{{0, 1, 100}};
+  std::size_t added = 0;
+  auto add = [&] {
+    const std::string name = "n" + std::to_string(added);
+    if (added++ % 2 == 0) {
+      dag.add_task(name, 0, 1, {});
+    } else {
+      dag.add_coflow(name, {}, 0, flows, {});
+    }
+  };
+  while (added < 4095) add();
+  EXPECT_TRUE(seen.empty());
+  add();
+  EXPECT_EQ(seen, (std::vector<std::size_t>{4096}));
+  while (added < 8191) add();
+  EXPECT_THROW(add(), Error);  // the second check stops the build (the node is in)
+  EXPECT_EQ(seen, (std::vector<std::size_t>{4096, 8192}));
+  dag.set_growth_check({});
+  for (int i = 0; i < 5000; ++i) add();  // no check any more
+  EXPECT_EQ(seen.size(), 2u);
+}
+
 TEST(Dag, Empty) {
   Dag dag;
   EXPECT_EQ(dag.gpus_used(), 0u);

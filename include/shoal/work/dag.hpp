@@ -13,6 +13,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <span>
 #include <string>
@@ -96,6 +97,10 @@ class Dag {
   NodeRef add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                      std::span<const Flow> flows, std::vector<std::string> after);
 
+  /// Calls `check` every 4,096 nodes added (the resource guard watching a large
+  /// DAG grow; it throws to stop the build). Empty: no check.
+  void set_growth_check(std::function<void(const Dag&)> check) { growth_check_ = std::move(check); }
+
   /// Turns dependency names into references; an Error names an unknown one.
   void resolve();
 
@@ -127,6 +132,14 @@ class Dag {
   std::vector<std::vector<std::string>> task_after_names_;
   std::vector<std::vector<std::string>> coflow_after_names_;
   bool resolved_ = false;
+  std::function<void(const Dag&)> growth_check_;
+  std::uint32_t added_since_check_ = 0;
+  void grew() {
+    if (growth_check_ && ++added_since_check_ == 4096) {
+      added_since_check_ = 0;
+      growth_check_(*this);
+    }
+  }
 };
 
 }  // namespace shoal::work
