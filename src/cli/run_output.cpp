@@ -132,9 +132,14 @@ void RunOutput::append_records(net::Network& network) {
   compute.clear();
 }
 
-void RunOutput::attach(net::Network& network, std::int64_t every) {
-  network.set_sync_hook([this, &network, every] {
-    if (++syncs_ % every != 0) return;
+void RunOutput::attach(net::Network& network, std::int64_t events_per_rank) {
+  // Paced by events, not by synchronizations: with a 1 us lookahead a training
+  // run synchronizes over a million times, and a parallel HDF5 flush every 256
+  // of them cost more than the simulation (docs/performance.md).
+  const std::int64_t every = events_per_rank * comm_.size();
+  network.set_sync_hook([this, &network, every](const core::Simulator& sim) {
+    if (sim.global_events() - flushed_at_ < every) return;
+    flushed_at_ = sim.global_events();
     append_records(network);
     // On disk now: if a rank fails later, the .partial file is readable up to here.
     file_.flush();

@@ -20,8 +20,11 @@ class RunOutput {
   /// Collective. `flows`: write /flows (off for huge runs).
   RunOutput(const core::Comm& comm, const std::string& path, bool force, bool flows);
 
-  /// Appends the network's rows every `every` synchronizations (collective, in step).
-  void attach(net::Network& network, std::int64_t every = 256);
+  /// Appends the network's rows and flushes the file (collective, in step) at
+  /// the first synchronization after every `events_per_rank` x ranks events,
+  /// counted over all ranks (identical everywhere at a synchronization); one
+  /// rank, which runs one long window, every 4 M events between them too.
+  void attach(net::Network& network, std::int64_t events_per_rank = std::int64_t{1} << 22);
   /// Collective: the last rows, the end tables and /meta; renames the file.
   void finish(const RunSetup& setup, net::Network& network, const net::RunResults& results,
               const core::RunSummary& summary, const std::string& policy,
@@ -35,8 +38,8 @@ class RunOutput {
   bool flows_;
   std::size_t flows_table_ = 0, compute_table_ = 0, coflows_table_ = 0, iterations_table_ = 0,
               links_table_ = 0, link_util_table_ = 0;
-  std::int64_t syncs_ = 0;
-  std::int64_t batches_ = 0;  // one rank: rows are also appended between syncs (one long window)
+  std::int64_t flushed_at_ = 0;  // global events at the last periodic flush
+  std::int64_t batches_ = 0;     // one rank: rows are also appended between syncs (one long window)
 };
 
 }  // namespace shoal::cli

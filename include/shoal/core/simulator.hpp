@@ -101,6 +101,9 @@ class Simulator {
   Time lookahead() const { return lookahead_; }
   Time end_time() const { return end_time_; }
   std::int64_t local_events() const { return events_; }
+  /// Events processed by all ranks as of the last synchronization: the same on
+  /// every rank there, so collective work can be paced by it.
+  std::int64_t global_events() const { return global_events_; }
 
  private:
   using Clock = std::chrono::steady_clock;

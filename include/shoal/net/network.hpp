@@ -216,9 +216,9 @@ class Network {
 
   /// Called by the engine after every window synchronization, on every rank in
   /// step: runs the hook (the output file's periodic collective flush).
-  void after_sync(core::Simulator&) {
+  void after_sync(core::Simulator& sim) {
     if (options_.check) check_ports();
-    if (sync_hook_) sync_hook_();
+    if (sync_hook_) sync_hook_(sim);
   }
   /// Called by the engine every 65,536 events on this rank (one rank has a
   /// single unbounded window, so after_sync alone would check too rarely).
@@ -233,7 +233,9 @@ class Network {
   /// and have all their credit back, and every flow it received has exactly its
   /// bytes. Throws an Error naming the first violation.
   void check_end_state() const;
-  void set_sync_hook(std::function<void()> hook) { sync_hook_ = std::move(hook); }
+  void set_sync_hook(std::function<void(const core::Simulator&)> hook) {
+    sync_hook_ = std::move(hook);
+  }
   /// The rows recorded since the last call (NetworkOptions::record).
   std::vector<FlowRecord>& flow_records() { return flow_records_; }
   std::vector<ComputeRecord>& compute_records() { return compute_records_; }
@@ -358,7 +360,7 @@ class Network {
   std::uint32_t iterations_ = 1;          // iteration labels of the tasks: 0..iterations_-1
   std::vector<Time> gpu_iteration_wait_;  // by GPU * iterations_ + iteration
   // Output rows and counters (NetworkOptions::record).
-  std::function<void()> sync_hook_;
+  std::function<void(const core::Simulator&)> sync_hook_;
   std::function<void()> batch_hook_;
   bool initializing_ = false;  // initialize() runs act(): sends come from each GPU
   std::vector<FlowRecord> flow_records_;
