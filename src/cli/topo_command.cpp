@@ -27,6 +27,10 @@ struct TopoArgs {
   std::string output;  // partition fabric: the file to write ("-": standard output)
 };
 
+// A partition file named on the command line is found from where shoal runs
+// (in a config, run.partition is relative to the config file).
+constexpr const char* kFromWorkingDirectory = "";
+
 constexpr const char* kStrategyHelp =
     "Partition: a strategy (topology: by pod, segment or leaf group, switches above spread; "
     "block; round-robin) or a partition file";
@@ -53,7 +57,7 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
     fmt::print("  entities:   {} in {} atoms\n", fabric.layout().entity_count(),
                fabric.layout().atom_count());
     const core::Partition partition =
-        fabric_partition(fabric, args.ranks, args.strategy, args.config);
+        fabric_partition(fabric, args.ranks, args.strategy, kFromWorkingDirectory);
     const Time lookahead = core::lookahead(fabric.layout(), partition);
     std::size_t cut = 0;
     for (const core::AtomLink& l : fabric.layout().links()) {
@@ -76,7 +80,7 @@ int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
     io::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
     const core::Partition partition =
-        fabric_partition(fabric, args.ranks, args.strategy, args.config);
+        fabric_partition(fabric, args.ranks, args.strategy, kFromWorkingDirectory);
     if (args.output == "-") {
       partition.write(std::cout, fabric.layout());
       return 0;

@@ -20,7 +20,7 @@ bad() { echo "FAIL $*"; failures=$((failures + 1)); }
 "$shoal" run fat-tree-64.toml --quiet -o one.csv >/dev/null
 "$shoal" partition fabric fat-tree-64.toml --ranks 3 --strategy round-robin -o parts/rr3.part >/dev/null
 grep -q '^ranks 3$' parts/rr3.part && ok "partition fabric wrote parts/rr3.part" || bad "no ranks line in parts/rr3.part"
-"$shoal" topo fat-tree-64.toml --ranks 3 --strategy parts/rr3.part >topo.log
+(cd parts && "$shoal" topo ../fat-tree-64.toml --ranks 3 --strategy rr3.part) >topo.log  # from the working directory
 if grep -q 'partition: file .*rr3.part over 3 ranks' topo.log; then ok "topo reads the file back"; else
   bad "topo did not report the file: $(grep partition topo.log)"; fi
 
