@@ -25,7 +25,7 @@ core::Partition fabric_partition(const topo::Fabric& fabric, int ranks, const st
     throw Error("\"" + spec +
                 "\" is neither a partition strategy (topology, block, round-robin) nor a "
                 "partition file (" +
-                file + " does not exist)");
+                file + (std::filesystem::exists(file) ? " is not a file)" : " does not exist)"));
   }
   return core::Partition::from_file(file, fabric.layout(), ranks);
 }

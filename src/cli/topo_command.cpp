@@ -41,6 +41,9 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
     io::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
     const topo::FabricSummary s = topo::summarize(fabric);
+    // First, so that a bad partition is an error before any of the report.
+    const core::Partition partition =
+        fabric_partition(fabric, args.ranks, args.strategy, kFromWorkingDirectory);
     fmt::print("fabric: {} ({})\n", fabric.kind(), fabric.description());
     fmt::print("  GPUs:       {} in {} servers of {}\n", s.gpus, s.servers,
                fabric.gpus_per_server());
@@ -56,8 +59,6 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
     fmt::print("  bisection:  {}\n", format_rate(s.bisection));
     fmt::print("  entities:   {} in {} atoms\n", fabric.layout().entity_count(),
                fabric.layout().atom_count());
-    const core::Partition partition =
-        fabric_partition(fabric, args.ranks, args.strategy, kFromWorkingDirectory);
     const Time lookahead = core::lookahead(fabric.layout(), partition);
     std::size_t cut = 0;
     for (const core::AtomLink& l : fabric.layout().links()) {
