@@ -2,8 +2,6 @@
 #include <fmt/format.h>
 
 #include <filesystem>
-#include <fstream>
-#include <iostream>
 #include <map>
 #include <memory>
 #include <optional>
@@ -175,15 +173,7 @@ int partition_phold(const core::Comm& world, const PholdArgs& args) {
     const core::Layout layout = bench::phold_layout(config);
     const core::Partition partition =
         core::Partition::from_strategy(layout, args.ranks, core::parse_strategy(args.strategy));
-    if (args.output == "-") {
-      partition.write(std::cout, layout);
-    } else {
-      std::ofstream out(args.output);
-      if (!out) throw Error("cannot write partition file " + args.output);
-      partition.write(out, layout);
-      out.close();
-      if (!out) throw Error("writing partition file " + args.output + " failed");
-    }
+    partition.write_file(args.output, layout);
     return 0;
   });
 }

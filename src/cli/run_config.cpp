@@ -14,7 +14,7 @@ namespace shoal::cli {
 
 core::Partition fabric_partition(const topo::Fabric& fabric, int ranks, const std::string& spec,
                                  const std::string& config_path) {
-  if (spec == "topology" || spec == "block" || spec == "round-robin") {
+  if (topo::is_partition_strategy(spec)) {
     return topo::partition_fabric(fabric, ranks, spec);
   }
   const std::filesystem::path p(spec);

@@ -4,14 +4,11 @@
 // that partition as a file, to edit and give back as `[run] partition`.
 #include <fmt/format.h>
 
-#include <fstream>
-#include <iostream>
 #include <memory>
 
 #include "commands.hpp"
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
-#include "shoal/core/error.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/io/config_file.hpp"
 #include "shoal/topo/fabric_config.hpp"
@@ -82,19 +79,22 @@ int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
     const topo::Fabric fabric = topo::build_fabric(config);
     const core::Partition partition =
         fabric_partition(fabric, args.ranks, args.strategy, kFromWorkingDirectory);
-    if (args.output == "-") {
-      partition.write(std::cout, fabric.layout());
-      return 0;
-    }
-    std::ofstream out(args.output);
-    if (!out) throw Error("cannot write partition file " + args.output);
-    partition.write(out, fabric.layout());
-    out.close();
-    if (!out) throw Error("writing partition file " + args.output + " failed");
+    partition.write_file(args.output, fabric.layout());
+    if (args.output == "-") return 0;  // the file alone on standard output
     fmt::print("wrote {}: {} over {} ranks, lookahead {}\n", args.output, partition.description(),
                args.ranks, format_time(core::lookahead(fabric.layout(), partition)));
     return 0;
   });
+}
+
+/// The config, --set, --strategy and --ranks options of both commands; returns
+/// --ranks (required by one, defaulted in the other).
+CLI::Option* add_fabric_options(CLI::App& cmd, TopoArgs& args) {
+  cmd.add_option("config", args.config, "Config file (TOML)")->required()->check(CLI::ExistingFile);
+  cmd.add_option("--set", args.overrides, "Override a config value: TABLE.KEY=VALUE (repeatable)");
+  cmd.add_option("--strategy", args.strategy, kStrategyHelp)->capture_default_str();
+  return cmd.add_option("--ranks", args.ranks, "Ranks to partition for")
+      ->check(CLI::Range(1, 65535));
 }
 
 }  // namespace
@@ -106,15 +106,7 @@ void add_partition_fabric_command(CLI::App& partition, Action& action) {
       "Write the partition of a config's fabric for --ranks N as a file (servers whole, "
       "each line a range of entities and its rank); give it back as [run] partition = "
       "\"FILE\" (or --set run.partition=FILE)");
-  cmd->add_option("config", args->config, "Config file (TOML)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  cmd->add_option("--ranks", args->ranks, "Ranks to partition for")
-      ->required()
-      ->check(CLI::Range(1, 65535));
-  cmd->add_option("--set", args->overrides,
-                  "Override a config value: TABLE.KEY=VALUE (repeatable)");
-  cmd->add_option("--strategy", args->strategy, kStrategyHelp)->capture_default_str();
+  add_fabric_options(*cmd, *args)->required();
   cmd->add_option("-o,--output", args->output, "File to write (- for standard output)")->required();
   cmd->callback([&action, args] {
     action = [args](const core::Comm& world) { return write_fabric_partition(world, *args); };
@@ -127,15 +119,7 @@ void add_topo_command(CLI::App& app, Action& action) {
       "topo",
       "Build the fabric of a config ([topology]) and report it, with the partition and "
       "lookahead for --ranks N");
-  topo->add_option("config", args->config, "Config file (TOML)")
-      ->required()
-      ->check(CLI::ExistingFile);
-  topo->add_option("--ranks", args->ranks, "Ranks to partition for")
-      ->capture_default_str()
-      ->check(CLI::Range(1, 65535));
-  topo->add_option("--set", args->overrides,
-                   "Override a config value: TABLE.KEY=VALUE (repeatable)");
-  topo->add_option("--strategy", args->strategy, kStrategyHelp)->capture_default_str();
+  add_fabric_options(*topo, *args)->capture_default_str();
   topo->callback([&action, args] {
     action = [args](const core::Comm& world) { return show_topology(world, *args); };
   });

@@ -5,6 +5,7 @@
 #include <cinttypes>
 #include <cstdio>
 #include <fstream>
+#include <iostream>
 #include <istream>
 #include <ostream>
 #include <sstream>
@@ -215,6 +216,18 @@ Partition Partition::parse(std::istream& in, const std::string& source, const La
   Partition p(ranks, std::move(atom_rank), "file " + source);
   require_filled(p.entities_per_rank(layout), "partition file " + source);
   return p;
+}
+
+void Partition::write_file(const std::string& path, const Layout& layout) const {
+  if (path == "-") {
+    write(std::cout, layout);
+    return;
+  }
+  std::ofstream out(path);
+  if (!out) throw Error("cannot write partition file " + path);
+  write(out, layout);
+  out.close();
+  if (!out) throw Error("writing partition file " + path + " failed");
 }
 
 void Partition::write(std::ostream& out, const Layout& layout) const {

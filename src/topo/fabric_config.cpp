@@ -106,14 +106,18 @@ Fabric build_fabric(io::ConfigFile& config) {
               " (use single-switch, fat-tree, rail-optimized or multi-plane)");
 }
 
+bool is_partition_strategy(std::string_view name) {
+  return name == "topology" || name == "block" || name == "round-robin";
+}
+
 core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy) {
   const core::Layout& layout = fabric.layout();
-  if (strategy == "block" || strategy == "round-robin") {
-    return core::Partition::from_strategy(layout, ranks, core::parse_strategy(strategy));
-  }
-  if (strategy != "topology") {
+  if (!is_partition_strategy(strategy)) {
     throw Error("unknown partition strategy \"" + std::string(strategy) +
                 "\" (use topology, block or round-robin)");
+  }
+  if (strategy != "topology") {
+    return core::Partition::from_strategy(layout, ranks, core::parse_strategy(strategy));
   }
   // Units: leaves, or pods when there is a core level. A server belongs to its
   // leaf's unit; so do the aggregation switches of a pod. With fewer such groups

@@ -64,5 +64,12 @@ expect_error "a range that splits a server" 3 'run.partition: partition file .*g
 expect_error "neither strategy nor file" 1 'run.partition: "parts/none.part" is neither a partition strategy \(topology, block, round-robin\) nor a partition file' \
   --set run.partition=parts/none.part
 
+out=$("$shoal" partition fabric fat-tree-64.toml --ranks 2 -o no-such-dir/p.part 2>&1) && rc=0 || rc=$?
+if [ "$rc" -ne 0 ] && [ "$out" = "shoal: error: cannot write partition file no-such-dir/p.part" ]; then
+  ok "an unwritable output: exit $rc, $out"
+else
+  bad "an unwritable output: exit $rc, $out"
+fi
+
 [ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }
 echo "all partition-file checks passed"

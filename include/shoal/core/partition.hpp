@@ -31,6 +31,9 @@ class Partition {
                                    std::vector<std::int32_t> atom_rank, std::string description);
 
   void write(std::ostream& out, const Layout& layout) const;
+  /// write() to `path` ("-": standard output); an Error names the file if it
+  /// cannot be written.
+  void write_file(const std::string& path, const Layout& layout) const;
 
   int ranks() const { return ranks_; }
   int rank_of_atom(AtomId a) const { return atom_rank_[a]; }
