@@ -64,9 +64,10 @@ std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Da
       static_cast<std::uint64_t>(options.buffer_per_class / std::max<Bytes>(options.cell_size, 1));
   const std::uint64_t per_link = sizeof(Port) + sizeof(std::int32_t) + 3 * sizeof(Time) +
                                  cells_per_link * (sizeof(core::Event) + sizeof(Cell));
+  const std::uint64_t per_link_record = options.record ? sizeof(LinkTally) : 0;
   const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
-  return flows * per_flow + tasks * per_task + links * per_link + nodes * per_node +
-         std::uint64_t{fabric.gpu_count()} * sizeof(Gpu);
+  return flows * per_flow + tasks * per_task + links * (per_link + per_link_record) +
+         nodes * per_node + std::uint64_t{fabric.gpu_count()} * sizeof(Gpu);
 }
 
 Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
@@ -110,9 +111,8 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     }
     flow_recorded_.assign(dag.flows().size(), 0);
     task_recorded_.assign(dag.tasks().size(), 0);
-    link_bytes_.assign(fabric.link_count() * kClasses, 0);
-    link_busy_.assign(fabric.link_count(), 0);
-    if (options.link_util_bin > 0) link_bins_.resize(fabric.link_count());
+    tallies_.resize(fabric.link_count());
+    binning_ = options.link_util_bin > 0 && options.link_util_top > 0;
   }
   // Key 0 is kept for flows the starvation guard promotes.
   if (options.starvation_after != kTimeInfinity) {
@@ -137,6 +137,23 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
   for (LinkId l = 0; l < fabric.link_count(); ++l) {
     ports_[l].credits.fill(static_cast<std::int32_t>(options.buffer_per_class));
     ports_[l].fail_at = router_.fail_at(l);
+  }
+  if (binning_) {
+    // A column per link sent on here; the counters' width from the most any of
+    // them can carry in a bin (cells start back to back, the last one whole).
+    std::vector<std::uint32_t> column_of(fabric.link_count(), LinkBins::kNoColumn);
+    std::uint32_t columns = 0;
+    BitsPerSecond fastest = 0;
+    for (LinkId l = 0; l < fabric.link_count(); ++l) {
+      if (!sim.owns(fabric.link(l).from)) continue;
+      column_of[l] = columns++;
+      fastest = std::max({fastest, fabric.link(l).rate, link_rate_[l]});
+    }
+    const long double most = static_cast<long double>(fastest) *
+                                 static_cast<long double>(options.link_util_bin) / 8e12L +
+                             static_cast<long double>(options.cell_size);
+    bins_ = LinkBins(std::move(column_of), columns, options.link_util_bin,
+                     most >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(most));
   }
 }
 
@@ -326,15 +343,9 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   Port& port = ports_[link];
   port.busy_until = finish;
   if (options_.record) {
-    link_bytes_[std::size_t{link} * kClasses + static_cast<std::size_t>(cls)] +=
-        static_cast<std::uint64_t>(bytes);
-    link_busy_[link] += static_cast<std::uint64_t>(serialize);
-    if (options_.link_util_bin > 0) {  // a cell counts in the bin it starts in
-      auto& bins = link_bins_[link];
-      const auto bin = static_cast<std::size_t>(start / options_.link_util_bin);
-      if (bins.size() <= bin) bins.resize(bin + 1, 0);
-      bins[bin] += static_cast<std::uint64_t>(bytes);
-    }
+    tallies_[link].bytes[static_cast<std::size_t>(cls)] += static_cast<std::uint64_t>(bytes);
+    port.busy_time += static_cast<std::uint64_t>(serialize);
+    if (binning_) bins_.add(link, start, static_cast<std::uint64_t>(bytes));  // where it starts
   }
   port.credits[cls] -= static_cast<std::int32_t>(bytes);
   if (port.credits[cls] < 0) [[unlikely]] {
@@ -622,21 +633,27 @@ RunResults Network::results(const core::Comm& comm) const {
   Bytes delivered = 0;
   for (const Bytes b : received_) delivered += b;
   r.bytes_delivered = comm.sum(delivered);
+  std::vector<std::uint64_t> link_bytes, link_busy;
   if (options_.record) {
-    r.link_bytes.assign(comm.rank() == 0 ? link_bytes_.size() : 0, 0);
-    comm.sum_to_root(link_bytes_, r.link_bytes);
-    r.link_busy.assign(comm.rank() == 0 ? link_busy_.size() : 0, 0);
-    comm.sum_to_root(link_busy_, r.link_busy);
+    link_bytes.reserve(tallies_.size() * kClasses);
+    link_busy.reserve(tallies_.size());
+    for (LinkId l = 0; l < tallies_.size(); ++l) {
+      link_bytes.insert(link_bytes.end(), tallies_[l].bytes.begin(), tallies_[l].bytes.end());
+      link_busy.push_back(ports_[l].busy_time);
+    }
+    r.link_bytes.assign(comm.rank() == 0 ? link_bytes.size() : 0, 0);
+    comm.sum_to_root(link_bytes, r.link_bytes);
+    r.link_busy.assign(comm.rank() == 0 ? link_busy.size() : 0, 0);
+    comm.sum_to_root(link_busy, r.link_busy);
   }
-  if (options_.record && options_.link_util_bin > 0) {
+  if (binning_) {
     // Every rank learns every link's total (each link is counted on one rank),
     // so all pick the same busiest links; their bins are summed onto rank 0.
     std::vector<std::uint64_t> total(fabric_.link_count(), 0), all(fabric_.link_count(), 0);
-    std::uint64_t bins = 0;
     for (topo::LinkId l = 0; l < fabric_.link_count(); ++l) {
-      for (int c = 0; c < kClasses; ++c) total[l] += link_bytes_[std::size_t{l} * kClasses + c];
-      bins = std::max<std::uint64_t>(bins, link_bins_[l].size());
+      for (const std::uint64_t b : tallies_[l].bytes) total[l] += b;
     }
+    std::uint64_t bins = bins_.rows();
     comm.sum_all(total, all);
     bins = static_cast<std::uint64_t>(comm.max(static_cast<std::int64_t>(bins)));
     std::vector<topo::LinkId> order(fabric_.link_count());
@@ -648,8 +665,7 @@ RunResults Network::results(const core::Comm& comm) const {
     order.resize(top);
     std::vector<std::uint64_t> mine(top * bins, 0);
     for (std::size_t i = 0; i < top; ++i) {
-      const auto& b = link_bins_[order[i]];
-      std::copy(b.begin(), b.end(), mine.begin() + static_cast<std::ptrdiff_t>(i * bins));
+      bins_.column(order[i], std::span(mine).subspan(i * bins, bins));
     }
     r.link_util_bytes.assign(comm.rank() == 0 ? mine.size() : 0, 0);
     comm.sum_to_root(mine, r.link_util_bytes);

@@ -35,6 +35,7 @@
 #include "shoal/core/simulator.hpp"
 
 #include "shoal/net/keyed_flows.hpp"
+#include "shoal/net/link_bins.hpp"
 #include "shoal/net/port_queues.hpp"
 #include "shoal/net/records.hpp"
 #include "shoal/net/ring.hpp"
@@ -152,6 +153,7 @@ class Network {
         core::prefetch(port);
         core::prefetch(port + 64);
         core::prefetch(&own_[link]);  // at a NIC, its own flows come next
+        prefetch_tally(link);
         return;
       }
       case kCellHead: {
@@ -201,6 +203,7 @@ class Network {
           core::prefetch(port);
           core::prefetch(port + 64);
           core::prefetch(queues_.slot_address(out, cls, flow));
+          prefetch_tally(out);
         } else {
           queues_.prefetch_push(out, cls, flow);
         }
@@ -270,6 +273,7 @@ class Network {
     bool has_own = false;       // at a GPU: own_[link] holds flows with bytes to send
     std::uint8_t queued = 0;    // bit c: class c has cells queued here
     std::array<PortQueues::Turn, kClasses> turns;  // the cells waiting, by class
+    std::uint64_t busy_time = 0;                   // with record: time spent serializing
   };
   static_assert(sizeof(Port) == 128);
   struct Gpu {
@@ -367,8 +371,17 @@ class Network {
   std::vector<ComputeRecord> compute_records_;
   std::vector<std::uint32_t> flow_coflow_;  // by flow
   std::vector<std::uint8_t> flow_recorded_, task_recorded_;
-  std::vector<std::uint64_t> link_bytes_, link_busy_;
-  std::vector<std::vector<std::uint64_t>> link_bins_;  // by link: bytes by start time bin
+  /// One link's bytes by class, one cache line (its busy time is in its Port).
+  struct alignas(64) LinkTally {
+    std::array<std::uint64_t, kClasses> bytes{};
+  };
+  static_assert(sizeof(LinkTally) == 64);
+  std::vector<LinkTally> tallies_;  // by link, with record
+  LinkBins bins_;                   // with record, link_util_bin > 0 and link_util_top > 0
+  bool binning_ = false;
+  void prefetch_tally(topo::LinkId link) const {
+    if (!tallies_.empty()) core::prefetch(&tallies_[link]);
+  }
 };
 
 }  // namespace shoal::net

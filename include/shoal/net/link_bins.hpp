@@ -1,0 +1,73 @@
+// Bytes per link per time bin (the output's /link_util), for the links one
+// rank sends on.
+//
+// Stored time-major: one row per bin, one column per link, in blocks of rows.
+// Every cell sent adds to the row of the moment it starts, so the run writes
+// into one small row (4 bytes per link) that stays in cache, where a vector per
+// link put every link's current bin on a page of its own: at 1,024 GPUs that
+// was a cache and TLB miss per cell and a quarter of the run's time. Counts are
+// 32-bit when no link can carry 4 GiB in one bin (every realistic width), which
+// halves the memory; the table grows with simulated time, a row per bin.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "shoal/core/units.hpp"
+
+namespace shoal::net {
+
+class LinkBins {
+ public:
+  static constexpr std::uint32_t kNoColumn = ~std::uint32_t{0};
+
+  LinkBins() = default;
+  /// `column_of`: by link, its column here or kNoColumn; `max_bytes_per_bin`:
+  /// the most one link can add to one bin (it picks the counter width).
+  LinkBins(std::vector<std::uint32_t> column_of, std::uint32_t columns, Time width,
+           std::uint64_t max_bytes_per_bin);
+
+  Time width() const { return width_; }
+  /// Rows used: the last bin anything was added to, plus one.
+  std::uint64_t rows() const { return rows_; }
+
+  void add(std::uint32_t link, Time start, std::uint64_t bytes) {
+    const auto bin = static_cast<std::uint64_t>(start / width_);
+    const auto block = static_cast<std::size_t>(bin / kRowsPerBlock);
+    const std::size_t at =
+        static_cast<std::size_t>(bin % kRowsPerBlock) * columns_ + column_of_[link];
+    if (bin >= rows_) rows_ = bin + 1;
+    if (wide_) {
+      if (block >= wide_blocks_.size() || wide_blocks_[block].empty()) [[unlikely]]
+        grow(block);
+      wide_blocks_[block][at] += bytes;
+    } else {
+      if (block >= narrow_blocks_.size() || narrow_blocks_[block].empty()) [[unlikely]]
+        grow(block);
+      narrow_blocks_[block][at] += static_cast<std::uint32_t>(bytes);
+    }
+  }
+
+  /// Link `link`'s bytes in bins 0..out.size()-1 (zero where it sent nothing or
+  /// is not a column here).
+  void column(std::uint32_t link, std::span<std::uint64_t> out) const;
+
+ private:
+  static constexpr std::uint64_t kRowsPerBlock = 64;
+  void grow(std::size_t block);
+  std::uint64_t at(std::uint64_t bin, std::uint32_t column) const;
+
+  std::vector<std::uint32_t> column_of_;
+  std::size_t columns_ = 0;
+  Time width_ = 1;
+  bool wide_ = false;  // 64-bit counters
+  std::uint64_t rows_ = 0;
+  // Blocks of kRowsPerBlock rows, allocated (zeroed) when first written: a
+  // stretch in which no link here sent anything takes no memory. One of the two
+  // is used, by the counter width.
+  std::vector<std::vector<std::uint32_t>> narrow_blocks_;
+  std::vector<std::vector<std::uint64_t>> wide_blocks_;
+};
+
+}  // namespace shoal::net

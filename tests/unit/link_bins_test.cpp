@@ -1,0 +1,72 @@
+#include "shoal/net/link_bins.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <utility>
+#include <vector>
+
+namespace shoal::net {
+namespace {
+
+constexpr Time kWidth = 100 * kMicrosecond;
+
+/// Links 0..5, of which this rank sends on 1, 2, 4 and 5 (columns 0..3).
+std::vector<std::uint32_t> columns() {
+  return {LinkBins::kNoColumn, 0, 1, LinkBins::kNoColumn, 2, 3};
+}
+
+std::vector<std::uint64_t> column(const LinkBins& bins, std::uint32_t link, std::size_t n) {
+  std::vector<std::uint64_t> out(n, 99);  // every value must be written
+  bins.column(link, out);
+  return out;
+}
+
+void matches_sums(std::uint64_t max_bytes_per_bin) {
+  LinkBins bins(columns(), 4, kWidth, max_bytes_per_bin);
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> expected;  // (link, bin)
+  std::mt19937_64 rng(7);
+  const std::uint32_t owned[] = {1, 2, 4, 5};
+  std::uint64_t last_bin = 0;
+  for (int i = 0; i < 20000; ++i) {
+    // Times from 0 to 30 ms with a silent stretch (3 to 20 ms: whole blocks never written).
+    Time t = static_cast<Time>(rng() % static_cast<std::uint64_t>(13 * kMillisecond));
+    if (t >= 3 * kMillisecond) t += 17 * kMillisecond;
+    const std::uint32_t link = owned[rng() % 4];
+    const std::uint64_t bytes = 1 + rng() % 262144;
+    bins.add(link, t, bytes);
+    const auto bin = static_cast<std::uint64_t>(t / kWidth);
+    expected[{link, bin}] += bytes;
+    last_bin = std::max(last_bin, bin);
+  }
+  EXPECT_EQ(bins.rows(), last_bin + 1);
+  for (std::uint32_t link = 0; link < 6; ++link) {
+    const std::vector<std::uint64_t> got = column(bins, link, bins.rows() + 3);
+    for (std::uint64_t b = 0; b < got.size(); ++b) {
+      const auto it = expected.find({link, b});
+      ASSERT_EQ(got[b], it == expected.end() ? 0 : it->second) << "link " << link << " bin " << b;
+    }
+  }
+}
+
+TEST(LinkBins, ThirtyTwoBitCountersSumEachLinksBytesPerBin) { matches_sums(1'250'000); }
+
+TEST(LinkBins, SixtyFourBitCountersWhenABinCanHoldFourGiB) {
+  matches_sums(std::uint64_t{1} << 33);
+  // Beyond 32 bits in one bin: a 100 ms bin of a 3.6 Tb/s link holds 45 GB.
+  LinkBins bins(columns(), 4, 100 * kMillisecond, 45'000'000'000);
+  for (int i = 0; i < 4; ++i) bins.add(2, 5 * kMillisecond, 3'000'000'000);
+  EXPECT_EQ(column(bins, 2, 1)[0], 12'000'000'000u);
+}
+
+TEST(LinkBins, EmptyUntilWritten) {
+  const LinkBins bins(columns(), 4, kWidth, 1000);
+  EXPECT_EQ(bins.rows(), 0u);
+  EXPECT_EQ(column(bins, 1, 5), std::vector<std::uint64_t>(5, 0));
+  EXPECT_EQ(column(bins, 3, 2), std::vector<std::uint64_t>(2, 0));  // not a column here
+}
+
+}  // namespace
+}  // namespace shoal::net
