@@ -373,5 +373,57 @@ TEST(EventQueue, SpanAboveTwoToThe62WithFewEvents) {
   ASSERT_TRUE(c.drain());
 }
 
+TEST(EventQueue, FewFarEventsDoNotWidenTheBuckets) {
+  // A training run's shape: thousands of cell events within a microsecond and a
+  // few compute completions milliseconds on. The buckets take the width of the
+  // dense part, not the span.
+  Checked c(70);
+  for (int i = 0; i < 10'000; ++i) {
+    ASSERT_TRUE(c.push(c.make(static_cast<Time>(c.rng().below(1'000'000)))));
+  }
+  for (int i = 0; i < 100; ++i) {
+    ASSERT_TRUE(c.push(c.make(5'000'000'000 + static_cast<Time>(c.rng().below(1'000'000)))));
+  }
+  ASSERT_TRUE(c.pop());  // the first pop spreads them
+  // 10,000 events in 1 us, 128 a bucket: about 13 ns; far below 5 ms / 79 buckets.
+  EXPECT_LE(c.queue().bucket_width(), 32'768);
+  for (int i = 0; i < 20'000; ++i) {
+    const Time t = c.queue().top().time;
+    if (i % 2 == 0) {
+      ASSERT_TRUE(c.replace_top(c.make(t + static_cast<Time>(c.rng().below(2'000'000)))));
+    } else {
+      ASSERT_TRUE(c.pop());
+    }
+  }
+  ASSERT_TRUE(c.drain());
+}
+
+TEST(EventQueue, BurstAfterASparseSpreadRespreads) {
+  // Spread while sparse (300 events over 10 ms: buckets milliseconds wide), then
+  // bursts of events inside the bucket being served: the late heap grows past
+  // its limit and every pending event is spread again, finer, still in order.
+  Checked c(80);
+  ASSERT_TRUE(c.push(c.make(0)));
+  for (int i = 0; i < 300; ++i) {
+    ASSERT_TRUE(c.push(c.make(5'000'000'000 + static_cast<Time>(c.rng().below(10'000'000'000)))));
+  }
+  ASSERT_TRUE(c.pop());  // time 0; the 300 are spread now
+  EXPECT_GE(c.queue().bucket_width(), 1'000'000'000);
+  for (int round = 0; round < 10; ++round) {
+    const Time now = c.queue().top().time;
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(c.push(c.make(now + static_cast<Time>(c.rng().below(1'000'000)))));
+    }
+    for (int i = 0; i < 150; ++i) {
+      const Time t = c.queue().top().time;
+      ASSERT_TRUE(c.replace_top(c.make(t + static_cast<Time>(c.rng().below(100'000)))));
+      ASSERT_TRUE(c.pop());
+    }
+  }
+  EXPECT_GT(c.queue().respreads(), 0u);
+  EXPECT_LT(c.queue().bucket_width(), 1'000'000'000);
+  ASSERT_TRUE(c.drain());
+}
+
 }  // namespace
 }  // namespace shoal::core

@@ -6,8 +6,13 @@
 // the next few are known in advance (the engine prefetches their entities'
 // state). Events pushed for a time already reached go to a small heap that is
 // merged on the fly. When the buckets run out, the events beyond them are spread
-// over new buckets sized from their own count and time span, so the width
-// follows the model's event density.
+// over new buckets sized from their own density, so the width follows the
+// model's. Where a few events lie far beyond the rest (a training run's compute
+// completions milliseconds ahead of cells due within microseconds), the density
+// is taken from the earlier half of the events. When the density rises after a spread
+// (a burst of communication after compute) the heap grows; past a limit, and at
+// most once per pending-count pushes (so it costs O(1) per push), every pending
+// event is spread again.
 #pragma once
 
 #include <algorithm>
@@ -40,8 +45,13 @@ class EventQueue {
 
   void push(const Event& e) {
     ++size_;
+    ++pushes_since_spread_;
     place(e);
-    if (near_.empty() && late_.empty()) refill();
+    if (near_.empty() && late_.empty()) {
+      refill();
+    } else if (late_.size() > kLateLimit && pushes_since_spread_ >= size_) [[unlikely]] {
+      respread();
+    }
   }
 
   void pop() {
@@ -55,6 +65,11 @@ class EventQueue {
     if (near_.empty() && late_.empty() && size_ > 0) refill();
   }
 
+  /// For tests and benchmarks: the current bucket width, and how often the
+  /// pending events were spread again because the buckets were too wide.
+  Time bucket_width() const { return width_; }
+  std::uint64_t respreads() const { return respreads_; }
+
   /// pop() then push(e).
   void replace_top(const Event& e) {
     pop();
@@ -64,6 +79,8 @@ class EventQueue {
  private:
   static constexpr std::size_t kEventsPerBucket = 128;
   static constexpr std::size_t kMaxBuckets = std::size_t{1} << 20;
+  static constexpr std::size_t kLateLimit = 4 * kEventsPerBucket;  // the heap grew: re-spread
+  static constexpr std::size_t kSample = 64;                       // times sampled for the density
   static constexpr Time kNoTime = std::numeric_limits<Time>::min();
 
   /// A function object, not a function pointer, so std::sort and the heap inline it.
@@ -110,7 +127,10 @@ class EventQueue {
                                                 : static_cast<Time>(t);
   }
 
-  /// Spreads the overflow over fresh buckets that cover exactly its time span.
+  /// Spreads the overflow over fresh buckets, about kEventsPerBucket events in
+  /// each (of its earlier half, where a sparse far tail would widen them), as
+  /// far as the overflow reaches but at most four times as many buckets as its
+  /// events fill; what lies beyond stays in the overflow.
   void spread_overflow() {
     Time lo = overflow_.front().time;
     Time hi = lo;
@@ -118,26 +138,61 @@ class EventQueue {
       lo = std::min(lo, e.time);
       hi = std::max(hi, e.time);
     }
-    const std::size_t count =
-        std::clamp<std::size_t>(overflow_.size() / kEventsPerBucket, 1, kMaxBuckets);
-    // Width: the smallest power of two that covers the span in `count` buckets, so a
-    // push finds its bucket with a shift; the bucket count shrinks to what is needed.
+    const std::size_t n = overflow_.size();
+    sample_.clear();
+    for (std::size_t i = 0; i < n; i += std::max<std::size_t>(n / kSample, 1))
+      sample_.push_back(overflow_[i].time);
+    const auto middle = sample_.begin() + static_cast<std::ptrdiff_t>(sample_.size() / 2);
+    std::nth_element(sample_.begin(), middle, sample_.end());
+    const std::size_t count = std::clamp<std::size_t>(n / kEventsPerBucket, 1, kMaxBuckets);
+    // Width: the smallest power of two that covers the span in `count` buckets
+    // (a push finds its bucket with a shift); but where the later half is
+    // spread over 64 times the earlier half's span, a sparse far tail, the
+    // earlier half in half as many. At most 2^62, so the width stays a positive
+    // Time.
     const auto span = static_cast<std::uint64_t>(hi - lo) + 1;
+    const auto half_span = static_cast<std::uint64_t>(*middle - lo) + 1;
+    const bool far_tail = static_cast<unsigned __int128>(half_span) * 64 < span;
+    const std::uint64_t cover = far_tail ? half_span : span;
+    const std::size_t over = far_tail ? std::max<std::size_t>(count / 2, 1) : count;
     width_shift_ = 0;
-    // At most 2^62, so the width stays a positive Time; `used` may then exceed count.
-    while (width_shift_ < 62 && (std::uint64_t{1} << width_shift_) * count < span) ++width_shift_;
+    while (width_shift_ < 62 && (static_cast<unsigned __int128>(1) << width_shift_) * over < cover)
+      ++width_shift_;
     width_ = Time{1} << width_shift_;
-    const std::size_t used = static_cast<std::size_t>((span - 1) >> width_shift_) + 1;
+    const std::size_t used = static_cast<std::size_t>(
+        std::min<std::uint64_t>(((span - 1) >> width_shift_) + 1, 4 * std::uint64_t{count}));
     for (std::size_t b = used; b < buckets_.size(); ++b) buckets_[b].clear();
     buckets_.resize(used);
     base_ = lo;
     cursor_ = 0;
     near_end_ = base_;  // anything pushed before the span goes to late_
     ring_end_ = bucket_start(used);
+    std::size_t kept = 0;  // the overflow beyond the ring, compacted in place
     for (const Event& e : overflow_) {
-      buckets_[static_cast<std::size_t>((e.time - base_) >> width_shift_)].push_back(e);
+      if (e.time < ring_end_) {
+        buckets_[static_cast<std::size_t>((e.time - base_) >> width_shift_)].push_back(e);
+      } else {
+        overflow_[kept++] = e;
+      }
     }
-    overflow_.clear();
+    overflow_.resize(kept);
+    pushes_since_spread_ = 0;
+  }
+
+  /// Every pending event back into the overflow, spread again: the buckets
+  /// were too wide for the events now coming.
+  void respread() {
+    ++respreads_;
+    overflow_.insert(overflow_.end(), near_.begin(), near_.end());
+    overflow_.insert(overflow_.end(), late_.begin(), late_.end());
+    near_.clear();
+    late_.clear();
+    for (std::size_t b = cursor_; b < buckets_.size(); ++b) {
+      overflow_.insert(overflow_.end(), buckets_[b].begin(), buckets_[b].end());
+      buckets_[b].clear();
+    }
+    cursor_ = buckets_.size();
+    refill();  // spreads the overflow, then serves its first bucket
   }
 
   std::size_t size_ = 0;
@@ -145,6 +200,9 @@ class EventQueue {
   std::vector<Event> late_;  // min-heap of pushes for times before near_end_
   std::vector<std::vector<Event>> buckets_;
   std::vector<Event> overflow_;  // times at or after ring_end_
+  std::vector<Time> sample_;     // spread_overflow's scratch
+  std::size_t pushes_since_spread_ = 0;
+  std::uint64_t respreads_ = 0;
   Time base_ = 0;
   Time width_ = 1;
   int width_shift_ = 0;
