@@ -12,9 +12,23 @@
 namespace shoal::work {
 namespace {
 
+/// This process's folder for the test files, removed when the tests end.
+const std::filesystem::path& scratch() {
+  struct Folder {
+    std::filesystem::path path =
+        std::filesystem::temp_directory_path() / ("shoal_dag_json_" + std::to_string(::getpid()));
+    Folder() { std::filesystem::create_directories(path); }
+    ~Folder() {
+      std::error_code ignored;
+      std::filesystem::remove_all(path, ignored);
+    }
+  };
+  static const Folder folder;
+  return folder.path;
+}
+
 std::string write(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() /
-                    ("shoal_dag_json_" + std::to_string(::getpid()) + "_" + name);
+  const auto path = scratch() / name;
   std::ofstream(path) << text;
   return path.string();
 }
