@@ -32,6 +32,8 @@ class LinkBins {
   /// Rows used: the last bin anything was added to, plus one.
   std::uint64_t rows() const { return rows_; }
 
+  /// Adds `bytes` to the bin of `start`; `link` must have a column here (a
+  /// link this rank sends on: the Network only transmits on those).
   void add(std::uint32_t link, Time start, std::uint64_t bytes) {
     const auto bin = static_cast<std::uint64_t>(start / width_);
     const auto block = static_cast<std::size_t>(bin / kRowsPerBlock);
