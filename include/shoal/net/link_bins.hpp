@@ -28,7 +28,6 @@ class LinkBins {
   LinkBins(std::vector<std::uint32_t> column_of, std::uint32_t columns, Time width,
            std::uint64_t max_bytes_per_bin);
 
-  Time width() const { return width_; }
   /// Rows used: the last bin anything was added to, plus one.
   std::uint64_t rows() const { return rows_; }
 
@@ -37,17 +36,12 @@ class LinkBins {
   void add(std::uint32_t link, Time start, std::uint64_t bytes) {
     const auto bin = static_cast<std::uint64_t>(start / width_);
     const auto block = static_cast<std::size_t>(bin / kRowsPerBlock);
-    const std::size_t at =
-        static_cast<std::size_t>(bin % kRowsPerBlock) * columns_ + column_of_[link];
+    const std::size_t at = offset(bin, column_of_[link]);
     if (bin >= rows_) rows_ = bin + 1;
     if (wide_) {
-      if (block >= wide_blocks_.size() || wide_blocks_[block].empty()) [[unlikely]]
-        grow(block);
-      wide_blocks_[block][at] += bytes;
+      written(wide_blocks_, block)[at] += bytes;
     } else {
-      if (block >= narrow_blocks_.size() || narrow_blocks_[block].empty()) [[unlikely]]
-        grow(block);
-      narrow_blocks_[block][at] += static_cast<std::uint32_t>(bytes);
+      written(narrow_blocks_, block)[at] += static_cast<std::uint32_t>(bytes);
     }
   }
 
@@ -57,8 +51,25 @@ class LinkBins {
 
  private:
   static constexpr std::uint64_t kRowsPerBlock = 64;
-  void grow(std::size_t block);
-  std::uint64_t at(std::uint64_t bin, std::uint32_t column) const;
+  /// Where bin `bin` of column `column` lies in its block (row-major).
+  std::size_t offset(std::uint64_t bin, std::uint32_t column) const {
+    return static_cast<std::size_t>(bin % kRowsPerBlock) * columns_ + column;
+  }
+  /// Block `block` of `blocks`, allocated (zeroed) if this is its first write.
+  template <class Count>
+  std::vector<Count>& written(std::vector<std::vector<Count>>& blocks, std::size_t block) {
+    if (block >= blocks.size()) [[unlikely]]
+      blocks.resize(block + 1);
+    if (blocks[block].empty()) [[unlikely]]
+      blocks[block].assign(static_cast<std::size_t>(kRowsPerBlock) * columns_, 0);
+    return blocks[block];
+  }
+  /// The count at `i` of block `block`, 0 where the block was never written.
+  template <class Count>
+  static std::uint64_t read(const std::vector<std::vector<Count>>& blocks, std::size_t block,
+                            std::size_t i) {
+    return block < blocks.size() && !blocks[block].empty() ? blocks[block][i] : 0;
+  }
 
   std::vector<std::uint32_t> column_of_;
   std::size_t columns_ = 0;
