@@ -112,6 +112,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     flow_recorded_.assign(dag.flows().size(), 0);
     task_recorded_.assign(dag.tasks().size(), 0);
     tallies_.resize(fabric.link_count());
+    busy_time_.assign(fabric.link_count(), 0);
     binning_ = options.link_util_bin > 0 && options.link_util_top > 0;
   }
   // Key 0 is kept for flows the starvation guard promotes.
@@ -127,6 +128,11 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     link_at_[p.link] = p.at;
     link_rate_[p.link] = p.rate > 0 ? p.rate : fabric.link(p.link).rate;
     link_extra_[p.link] = p.extra_latency;
+  }
+  credit_pace_.resize(fabric.link_count());
+  for (LinkId l = 0; l < fabric.link_count(); ++l) {
+    credit_pace_[l] =
+        static_cast<double>(std::max(fabric.link(l).rate, link_rate_[l])) / (8.0 * kSecond);
   }
   gpu_at_.assign(fabric.gpu_count(), kTimeInfinity);
   gpu_slowdown_.assign(fabric.gpu_count(), 1.0);
@@ -344,7 +350,7 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   port.busy_until = finish;
   if (options_.record) {
     tallies_[link].bytes[static_cast<std::size_t>(cls)] += static_cast<std::uint64_t>(bytes);
-    port.busy_time += static_cast<std::uint64_t>(serialize);
+    busy_time_[link] += static_cast<std::uint64_t>(serialize);
     if (binning_) bins_.add(link, start, static_cast<std::uint64_t>(bytes));  // where it starts
   }
   port.credits[cls] -= static_cast<std::int32_t>(bytes);
@@ -361,10 +367,43 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
                (static_cast<std::uint64_t>(cls) << 24) | static_cast<std::uint64_t>(bytes));
   if (in_link != topo::kNoLink) {
     // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
-    const topo::Link& in = fabric_.link(in_link);
-    sim.send(in.from, finish - now + latency(in_link, perturbed(in_link, now)),
-             tag(kCredit, in_link), (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
+    return_credit(in_link, cls, bytes, finish - now + latency(in_link, perturbed(in_link, now)),
+                  sim);
   }
+}
+
+void Network::return_credit(LinkId in_link, int cls, Bytes bytes, Time delay,
+                            core::Simulator& sim) {
+  const NodeId upstream = fabric_.link(in_link).from;
+  const Time now = sim.now();
+  if (options_.early_credits && sim.owns(upstream)) {
+    // Until the credit arrives, the port's choices only compare a class's
+    // credit with a cell (at most cell_size). If it keeps a cell's worth
+    // without this credit and without any other added early, whatever it
+    // sends meanwhile (at most delay * pace, the serialization times rounded
+    // up, plus the cell starting last), the credit's event would find nothing
+    // to do: add it now. Credits only grow otherwise, and the event's time and
+    // key leave no trace (the sender's later keys keep their order), so the
+    // run is the same. A port with a failure ahead keeps its events: one of
+    // them may be what evacuates it.
+    Port& port = ports_[in_link];
+    if (now > port.early_until) port.early_bytes = 0;  // all of it has arrived
+    const double need = static_cast<double>(delay) * credit_pace_[in_link] +
+                        2.0 * static_cast<double>(options_.cell_size) + 64.0;
+    if (port.fail_at == kTimeInfinity && now + delay < sim.end_time() &&
+        static_cast<double>(port.credits[cls] - port.early_bytes) >= need) {
+      port.credits[cls] += static_cast<std::int32_t>(bytes);
+      if (port.credits[cls] > options_.buffer_per_class) [[unlikely]] {
+        violated("link " + std::to_string(in_link) + " class " + std::to_string(cls) +
+                 " got credit beyond its buffer (" + std::to_string(port.credits[cls]) + " bytes)");
+      }
+      port.early_bytes += static_cast<std::int32_t>(bytes);
+      port.early_until = std::max(port.early_until, now + delay);
+      return;
+    }
+  }
+  sim.send(upstream, delay, tag(kCredit, in_link),
+           (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
 }
 
 void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
@@ -404,7 +443,6 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
   const auto bytes = static_cast<Bytes>(ev.payload & 0xFFFFFF);
   const bool slow = ((ev.payload >> 31) & 1) != 0;  // as the sender transmitted it
-  const topo::Link& in = fabric_.link(in_link);
   const Time tail = sim.now() + transmit_time(bytes, rate(in_link, slow));
   const NodeId here = ev.target;
   const work::Flow& f = dag_.flows()[flow];
@@ -417,8 +455,7 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
       throw Error("conservation: flow " + std::to_string(flow) + " received " +
                   std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
     }
-    sim.send(in.from, tail - sim.now() + latency(in_link, slow), tag(kCredit, in_link),
-             (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
+    return_credit(in_link, cls, bytes, tail - sim.now() + latency(in_link, slow), sim);
     if (received_[flow] == f.bytes) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
     return;
   }
@@ -639,7 +676,7 @@ RunResults Network::results(const core::Comm& comm) const {
     link_busy.reserve(tallies_.size());
     for (LinkId l = 0; l < tallies_.size(); ++l) {
       link_bytes.insert(link_bytes.end(), tallies_[l].bytes.begin(), tallies_[l].bytes.end());
-      link_busy.push_back(ports_[l].busy_time);
+      link_busy.push_back(busy_time_[l]);
     }
     r.link_bytes.assign(comm.rank() == 0 ? link_bytes.size() : 0, 0);
     comm.sum_to_root(link_bytes, r.link_bytes);

@@ -59,11 +59,12 @@ if "$py" -c "import h5py, sys; f = h5py.File('$dir/no-flows.h5', 'r'); sys.exit(
 else
   echo "FAIL /flows written although [output] flows = false"; failures=$((failures + 1))
 fi
-# A rank fails mid-run (every uplink of leaf 0 down at 50 ms: no path left):
+# A rank fails mid-run (every uplink of leaf 0 down at 100 ms: no path left):
 # all ranks stop with the message, and the .partial file opens with what was
-# flushed before.
+# flushed before (rows go to the file every 4 M events per rank, 8 M here;
+# the run has passed that by 100 ms).
 { sed '/^\[output\]/,$d' "$dir/training.toml"
-  for k in 0 1 2 3 4 5 6 7; do printf '\n[[perturbation]]\nlink = "leaf 0 -> spine %d"\nfail = true\nat = "50ms"\n' "$k"; done; } >"$dir/failing.toml"
+  for k in 0 1 2 3 4 5 6 7; do printf '\n[[perturbation]]\nlink = "leaf 0 -> spine %d"\nfail = true\nat = "100ms"\n' "$k"; done; } >"$dir/failing.toml"
 rm -f "$dir"/failing.h5*
 rc=0; timeout 300 "$mpirun" -np 2 "$shoal" run "$dir/failing.toml" --quiet -o "$dir/failing.h5" >/dev/null 2>"$dir/failing.err" || rc=$?
 if [ "$rc" -ne 0 ] && grep -q "no path left" "$dir/failing.err" && [ ! -e "$dir/failing.h5" ] &&

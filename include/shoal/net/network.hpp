@@ -27,6 +27,7 @@
 
 #include <array>
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -90,6 +91,10 @@ struct NetworkOptions {
   Time link_util_bin = 0;  // with record: bytes per link per bin of this width (0: off)
   std::uint32_t link_util_top = 20;  // ... reported for this many of the busiest links
   bool switch_round_robin = true;    // round-robin across flows in a class at switches; else FIFO
+  // A credit that cannot change what its port does before it arrives (the port
+  // keeps at least a cell of credit until then whatever it sends) is added at
+  // once, without an event. Results are the same either way; off only to test that.
+  bool early_credits = true;
   // The full invariants (docs/reliability.md): after every window, every port's
   // queue counters and credits recounted. On in Debug builds, `shoal run --check`
   // in Release. The cheap ones (credit bounds, conservation, each flow and task
@@ -161,6 +166,7 @@ class Network {
         core::prefetch(&dag_.flows()[flow]);
         core::prefetch(router_.flow_hash_data() + flow);
         core::prefetch(&fabric_.link(link));
+        core::prefetch(&ports_[link]);  // its credit goes back to the port it came from
         return;
       }
       default:
@@ -272,10 +278,14 @@ class Network {
     bool relay_turn = false;    // at a GPU: relayed cells go before its own flows next
     bool has_own = false;       // at a GPU: own_[link] holds flows with bytes to send
     std::uint8_t queued = 0;    // bit c: class c has cells queued here
+    // Credit added early (NetworkOptions::early_credits), all classes together,
+    // that may not have arrived yet; all of it has after early_until.
+    std::int32_t early_bytes = 0;
+    Time early_until = 0;
     std::array<PortQueues::Turn, kClasses> turns;  // the cells waiting, by class
-    std::uint64_t busy_time = 0;                   // with record: time spent serializing
   };
   static_assert(sizeof(Port) == 128);
+  static_assert(offsetof(Port, early_until) + sizeof(Time) <= 64, "what a credit reads: one line");
   struct Gpu {
     bool computing = false;
     Ring<std::uint32_t> ready;  // tasks ready to compute, in the order they became ready
@@ -315,6 +325,10 @@ class Network {
   void enqueue(topo::LinkId out, int cls, const Cell& cell);
   void transmit(topo::NodeId node, topo::LinkId link, int cls, const Cell& cell,
                 core::Simulator& sim);
+  /// A cell left this node's ingress buffer from `in_link`: its credit reaches
+  /// the upstream port after `delay`, by an event or, where that cannot change
+  /// the port's choices, at once.
+  void return_credit(topo::LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim);
   void on_cell_head(const core::Event& ev, core::Simulator& sim);
   /// Starts what became ready; `by_comm` when a coflow completion made it so.
   void act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_comm);
@@ -353,6 +367,7 @@ class Network {
   std::vector<Time> link_at_;
   std::vector<BitsPerSecond> link_rate_;
   std::vector<Time> link_extra_;
+  std::vector<double> credit_pace_;  // by link: the most bytes per ps its port can send
   std::vector<Time> gpu_at_;
   std::vector<double> gpu_slowdown_;
   std::vector<std::uint8_t> flow_class_;  // by flow: switch class
@@ -376,11 +391,15 @@ class Network {
     std::array<std::uint64_t, kClasses> bytes{};
   };
   static_assert(sizeof(LinkTally) == 64);
-  std::vector<LinkTally> tallies_;  // by link, with record
-  LinkBins bins_;                   // with record, link_util_bin > 0 and link_util_top > 0
+  std::vector<LinkTally> tallies_;        // by link, with record
+  std::vector<std::uint64_t> busy_time_;  // by link, with record: time spent serializing
+  LinkBins bins_;                         // with record, link_util_bin > 0 and link_util_top > 0
   bool binning_ = false;
   void prefetch_tally(topo::LinkId link) const {
-    if (!tallies_.empty()) core::prefetch(&tallies_[link]);
+    if (!tallies_.empty()) {
+      core::prefetch(&tallies_[link]);
+      core::prefetch(&busy_time_[link]);
+    }
   }
 };
 

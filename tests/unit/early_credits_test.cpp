@@ -1,0 +1,194 @@
+// Credits added early (NetworkOptions::early_credits) must not change a run:
+// every flow and task ends at the same picosecond as with a credit event each,
+// from buffers too small for any credit to go early to buffers where nearly
+// all do, under ECMP, spraying and adaptive routing, FIFO and round-robin
+// switch queues, two switch classes, a slowed link and a failed one.
+#include <gtest/gtest.h>
+
+#include <array>
+#include <string>
+#include <vector>
+
+#include "shoal/core/comm.hpp"
+#include "shoal/core/simulator.hpp"
+#include "shoal/net/network.hpp"
+#include "shoal/sched/policy.hpp"
+#include "shoal/topo/builders.hpp"
+#include "shoal/topo/fabric_config.hpp"
+
+namespace shoal::net {
+namespace {
+
+/// 2-tier leaf-spine, 64 GPUs, leaves 2:1 oversubscribed so that uplinks congest.
+topo::Fabric leaf_spine(Time latency = kMicrosecond) {
+  topo::FatTreeSpec spec;
+  spec.base.link_latency = latency;
+  spec.base.gpus = 64;
+  spec.base.gpus_per_server = 1;
+  spec.radix = 16;
+  spec.leaf_oversubscription = 2;
+  return topo::build_fat_tree(spec);
+}
+
+/// An EP all-to-all among GPUs 0-31 and a DP ring over all 64 starting
+/// together, then a second all-to-all once the first is done; sizes that are
+/// not multiples of a cell, so last cells are short.
+work::Dag contending() {
+  work::Dag dag;
+  std::vector<work::Flow> a2a, ring;
+  for (work::GpuId s = 0; s < 32; ++s)
+    for (work::GpuId d = 0; d < 32; ++d)
+      if (s != d) a2a.push_back({s, d, 40'000 + 1'000 * ((s * 7 + d) % 5)});
+  for (work::GpuId s = 0; s < 64; ++s) ring.push_back({s, (s + 9) % 64, 700'001});
+  work::CoflowLabels ep;
+  ep.type = work::CoflowType::kEp;
+  work::CoflowLabels dp;
+  dp.type = work::CoflowType::kDp;
+  dag.add_coflow("ep", ep, 0, a2a, {});
+  dag.add_coflow("dp", dp, 0, ring, {});
+  ep.micro_batch = 1;
+  dag.add_coflow("ep2", ep, 0, a2a, {"ep"});
+  dag.resolve();
+  return dag;
+}
+
+/// The last link from `from` to a switch (none: kNoLink).
+topo::LinkId switch_link(const topo::Fabric& fabric, topo::NodeId from) {
+  topo::LinkId found = topo::kNoLink;
+  for (const topo::LinkId l : fabric.out_links(from))
+    if (fabric.node(fabric.link(l).to).kind == topo::NodeKind::kSwitch) found = l;
+  return found;
+}
+topo::LinkId nic_link(const topo::Fabric& fabric, work::GpuId g) {
+  return switch_link(fabric, fabric.gpu_node(g));
+}
+/// A link from GPU g's leaf up to a spine.
+topo::LinkId leaf_uplink(const topo::Fabric& fabric, work::GpuId g) {
+  return switch_link(fabric, fabric.link(nic_link(fabric, g)).to);
+}
+
+struct Outcome {
+  std::vector<Time> flow_end;
+  std::int64_t events = 0;
+};
+
+Outcome run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
+            const Perturbations& perturbations, const std::string& policy) {
+  const core::Comm comm = core::Comm::self();
+  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
+  core::EngineOptions engine;
+  engine.progress = false;
+  core::Simulator sim(comm, fabric.layout(), partition, engine);
+  sched::PolicyConfig config;
+  sched::parse_policy_name(policy, config);
+  config.classes = 2;
+  options.check = true;  // every port's credits within its buffer, after every batch
+  Network network(fabric, dag, sim, options, perturbations,
+                  sched::flow_priorities(dag, fabric, config));
+  network.initialize();
+  sim.run(network);
+  network.check_end_state();
+  Outcome out;
+  out.flow_end = network.results(comm).flow_end;
+  out.events = sim.local_events();
+  return out;
+}
+
+/// Runs with a credit event each, then with early credits: every flow must end
+/// at the same time. Returns the events saved.
+std::int64_t expect_same(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
+                         const Perturbations& perturbations, const std::string& policy) {
+  options.early_credits = false;
+  const Outcome events = run(fabric, dag, options, perturbations, policy);
+  options.early_credits = true;
+  const Outcome early = run(fabric, dag, options, perturbations, policy);
+  EXPECT_EQ(early.flow_end.size(), dag.flows().size());
+  EXPECT_EQ(early.flow_end, events.flow_end);
+  EXPECT_LE(early.events, events.events);
+  return events.events - early.events;
+}
+
+struct Case {
+  const char* name;
+  Bytes buffer;
+  LoadBalancing balancing;
+  bool round_robin;
+  const char* policy;
+  bool perturbed;
+};
+
+TEST(EarlyCredits, RunsAreTheSameAsWithACreditEventEach) {
+  const topo::Fabric fabric = leaf_spine();
+  const work::Dag dag = contending();
+  Perturbations slowed;
+  // A NIC slowed to a quarter, a leaf uplink 3 us longer, one made faster.
+  slowed.links.push_back({nic_link(fabric, 3), 20 * kMicrosecond, 25'000'000'000, 0, false});
+  slowed.links.push_back({leaf_uplink(fabric, 40), 0, 0, 3 * kMicrosecond, false});
+  slowed.links.push_back({leaf_uplink(fabric, 17), 10 * kMicrosecond, 200'000'000'000, 0, false});
+  const std::array<Case, 8> cases{{
+      {"two cells of buffer", 8 * 1024, LoadBalancing::kEcmp, true, "fair", false},
+      {"24 KiB", 24 * 1024, LoadBalancing::kEcmp, true, "fair", false},
+      {"64 KiB, hermod", 64 * 1024, LoadBalancing::kEcmp, true, "hermod", false},
+      {"64 KiB, FIFO", 64 * 1024, LoadBalancing::kEcmp, false, "fair", false},
+      {"512 KiB", 512 * 1024, LoadBalancing::kEcmp, true, "hermod", false},
+      {"48 KiB, spray", 48 * 1024, LoadBalancing::kSpray, true, "hermod", false},
+      {"48 KiB, adaptive", 48 * 1024, LoadBalancing::kAdaptive, true, "fair", false},
+      {"32 KiB, slowed links", 32 * 1024, LoadBalancing::kEcmp, true, "hermod", true},
+  }};
+  std::int64_t saved_most = 0;
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    NetworkOptions options;
+    options.buffer_per_class = c.buffer;
+    options.load_balancing = c.balancing;
+    options.switch_round_robin = c.round_robin;
+    const std::int64_t saved =
+        expect_same(fabric, dag, options, c.perturbed ? slowed : Perturbations{}, c.policy);
+    if (c.buffer == 8 * 1024) {
+      EXPECT_EQ(saved, 0);  // never a cell to spare
+    }
+    saved_most = std::max(saved_most, saved);
+  }
+  // Where buffers are ample, most credits went without their event.
+  EXPECT_GT(saved_most, 10'000);
+}
+
+TEST(EarlyCredits, AFailedLinkKeepsItsCreditEvents) {
+  const topo::Fabric fabric = leaf_spine();
+  const work::Dag dag = contending();
+  Perturbations failed;
+  const topo::LinkId uplink = leaf_uplink(fabric, 0);
+  ASSERT_NE(uplink, topo::kNoLink);
+  failed.links.push_back({uplink, 30 * kMicrosecond, 0, 0, true});
+  for (const LoadBalancing balancing : {LoadBalancing::kEcmp, LoadBalancing::kAdaptive}) {
+    NetworkOptions options;
+    options.load_balancing = balancing;
+    EXPECT_GT(expect_same(fabric, dag, options, failed, "fair"), 0);
+  }
+}
+
+// With 50 ns links a credit is due soon after its cell leaves, so the margin
+// for what the port sends meanwhile is small next to the credit added early
+// and not yet due: the bound must count that too.
+TEST(EarlyCredits, ShortLinksAndTightBuffers) {
+  const topo::Fabric fabric = leaf_spine(50 * kNanosecond);
+  const work::Dag dag = contending();
+  // Half the NICs four times faster than the fabric drains them: ports that
+  // held credit to spare can spend it within one credit's delay.
+  Perturbations fast_nics;
+  for (work::GpuId g = 0; g < 64; g += 2)
+    fast_nics.links.push_back({nic_link(fabric, g), 0, 400'000'000'000, 0, false});
+  for (const Bytes kib : {12, 14, 16, 20, 24, 32, 48}) {
+    for (const char* policy : {"fair", "hermod"}) {
+      for (const bool fast : {false, true}) {
+        SCOPED_TRACE(std::to_string(kib) + " KiB, " + policy + (fast ? ", fast NICs" : ""));
+        NetworkOptions options;
+        options.buffer_per_class = kib * 1024;
+        EXPECT_GT(expect_same(fabric, dag, options, fast ? fast_nics : Perturbations{}, policy), 0);
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace shoal::net
