@@ -42,12 +42,15 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
   const work::Dag& dag = setup.dag;
   fmt::print("run: {} GPUs ({}), {} coflows, {} flows, {} tasks\n", setup.fabric->gpu_count(),
              setup.fabric->kind(), dag.coflows().size(), dag.flows().size(), dag.tasks().size());
+  const double hops_per_rank_second =
+      s.wall_seconds > 0 ? static_cast<double>(r.cell_hops) / s.wall_seconds / s.ranks : 0;
   fmt::print(
-      "  ranks {} (partition {}), lookahead {}, events {}, wall {:.3f} s, {:.3f} M events/s\n",
+      "  ranks {} (partition {}), lookahead {}, events {}, wall {:.3f} s, {:.3f} M events/s, "
+      "{:.3f} M cell-hops/s per rank\n",
       s.ranks, s.partition, format_time(s.lookahead), s.events, s.wall_seconds,
-      s.events_per_second() / 1e6);
-  fmt::print("  simulated time {}, bytes delivered {} of {}\n", format_time(s.simulated_time),
-             r.bytes_delivered, dag.total_bytes());
+      s.events_per_second() / 1e6, hops_per_rank_second / 1e6);
+  fmt::print("  simulated time {}, bytes delivered {} of {}, cell-hops {}\n",
+             format_time(s.simulated_time), r.bytes_delivered, dag.total_bytes(), r.cell_hops);
   std::size_t unfinished = 0;
   for (const Time t : r.flow_end) unfinished += t < 0;
 

@@ -242,6 +242,7 @@ void RunOutput::finish(const RunSetup& setup, net::Network& network, const net::
   file_.attribute("meta", "cell_size", static_cast<std::int64_t>(setup.network.cell_size));
   file_.attribute("meta", "wall_seconds", summary.wall_seconds);
   file_.attribute("meta", "events", summary.events);
+  file_.attribute("meta", "cell_hops", r.cell_hops);
   file_.attribute("meta", "completed", static_cast<std::int64_t>(completed ? 1 : 0));
   file_.attribute("meta", "policy", policy);
   file_.attribute("meta", "fabric",

@@ -439,6 +439,7 @@ void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
 }
 
 void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
+  ++cell_hops_;
   const LinkId in_link = ev.tag >> 4;
   const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
   const auto bytes = static_cast<Bytes>(ev.payload & 0xFFFFFF);
@@ -670,6 +671,7 @@ RunResults Network::results(const core::Comm& comm) const {
   Bytes delivered = 0;
   for (const Bytes b : received_) delivered += b;
   r.bytes_delivered = comm.sum(delivered);
+  r.cell_hops = comm.sum(cell_hops_);
   std::vector<std::uint64_t> link_bytes, link_busy;
   if (options_.record) {
     link_bytes.reserve(tallies_.size() * kClasses);

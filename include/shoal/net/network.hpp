@@ -117,6 +117,7 @@ struct RunResults {
   std::vector<Time> gpu_iteration_wait;
   std::uint32_t iterations = 1;
   std::int64_t bytes_delivered = 0;
+  std::int64_t cell_hops = 0;  // cells sent over a link (one per cell and link crossed)
   // With NetworkOptions::record, on rank 0: by link, bytes per class (link * 8 + class) and busy
   // time.
   std::vector<std::uint64_t> link_bytes;
@@ -376,6 +377,7 @@ class Network {
   std::vector<Bytes> to_send_;            // by flow: bytes not yet cut into cells (at the sender)
   std::vector<Bytes> received_;           // by flow: bytes arrived (at the receiver)
   std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
+  std::int64_t cell_hops_ = 0;            // cell heads arrived at this rank's nodes
   std::uint32_t iterations_ = 1;          // iteration labels of the tasks: 0..iterations_-1
   std::vector<Time> gpu_iteration_wait_;  // by GPU * iterations_ + iteration
   // Output rows and counters (NetworkOptions::record).
