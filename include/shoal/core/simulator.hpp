@@ -12,8 +12,8 @@
 // A model is any type with `void handle(const Event&, Simulator&)` (and, optionally,
 // `void prefetch(const Event&) const` to warm the state an upcoming event will
 // touch, called 12 events ahead, and `void prefetch_stage(const Event&, int stage)
-// const`, called 8 (stage 1) and 4 (stage 2) events ahead, to follow the
-// pointers the stage before fetched); the loop is a template
+// const`, called 8 (stage 1), 4 (stage 2) and 2 (stage 3) events ahead, to
+// follow the pointers the stage before fetched); the loop is a template
 // over it, so dispatch inlines (no virtual call per event).
 #pragma once
 
@@ -221,6 +221,9 @@ RunSummary Simulator::run(Model& model) {
         }
         if (const Event* near = queue_.peek_ahead(kPrefetchDistance / 3)) {
           model.prefetch_stage(*near, 2);
+        }
+        if (const Event* next = queue_.peek_ahead(kPrefetchDistance / 6)) {
+          model.prefetch_stage(*next, 3);
         }
       }
       const Event ev = queue_.top();

@@ -175,32 +175,37 @@ class Network {
     }
   }
 
-  /// Called 8 (stage 1) and 4 (stage 2) events ahead, each once the stage
-  /// before has brought in what it reads: for a cell, the port it will be
-  /// queued at and its lane's hash slot, then the lane; for a port, the lane it
-  /// will serve next, then that lane's front cell, and at a NIC its own flows'
-  /// groups, then the front flow.
+  /// Called 8 (stage 1), 4 (stage 2) and 2 (stage 3) events ahead, each once
+  /// the stage before has brought in what it reads: for a cell, the port it
+  /// will be queued at and its lane's hash slot, then the lane; for a port,
+  /// the lane it will serve next, then that lane's front cell (and the hash
+  /// slot if the lane empties), then the port upstream that the cell's credit
+  /// goes to; at a NIC its own flows' groups, then the front flow.
   void prefetch_stage(const core::Event& ev, int stage) const {
     switch (ev.tag & 15) {
       case kPortFree:
       case kCredit: {
         const topo::LinkId link = ev.tag >> 4;
         const Port& port = ports_[link];
-        if (port.has_own) {
+        if (port.has_own && stage < 3) {
           const void* next = stage == 1 ? own_[link].groups_address() : own_[link].front_address();
           if (next != nullptr) core::prefetch(next);
         }
         if (port.queued == 0) return;
-        const PortQueues::Turn& turn =
-            port.turns[static_cast<std::size_t>(std::countr_zero(port.queued))];
+        const int cls = std::countr_zero(port.queued);
+        const PortQueues::Turn& turn = port.turns[static_cast<std::size_t>(cls)];
         if (stage == 1) {
           core::prefetch(queues_.front_address(turn));
+        } else if (stage == 2) {
+          queues_.prefetch_front(turn, link, cls);
         } else {
-          queues_.prefetch_front(turn);
+          const topo::LinkId in = queues_.front_in_link(turn);
+          if (in != topo::kNoLink) core::prefetch(&ports_[in]);
         }
         return;
       }
       case kCellHead: {
+        if (stage == 3) return;
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
         const topo::LinkId out = stage == 1 ? route_ahead(ev, flow) : remembered_route(ev);
         if (out == topo::kNoLink) return;

@@ -114,8 +114,17 @@ class PortQueues {
     if (slot.key == key) core::prefetch(&lanes_[slot.lane]);
     if (cells_.next_free() != kNone) core::prefetch(&cells_[cells_.next_free()]);
   }
-  /// Once front_address() is in cache: fetches the cell front() will read.
-  void prefetch_front(const Turn& turn) const { core::prefetch(&cells_[lanes_[turn.front].front]); }
+  /// Once front_address() is in cache: fetches the cell front() will read and,
+  /// when that is the lane's last cell, the hash slot pop() will erase.
+  void prefetch_front(const Turn& turn, topo::LinkId link, int cls) const {
+    const Lane& lane = lanes_[turn.front];
+    core::prefetch(&cells_[lane.front]);
+    if (lane.front == lane.back) core::prefetch(&table_[home(make_key(link, cls, lane.flow))]);
+  }
+  /// Once prefetch_front() has fetched it: the link the front cell came in by.
+  topo::LinkId front_in_link(const Turn& turn) const {
+    return cells_[lanes_[turn.front].front].in_link;
+  }
 
   /// Cells waiting in a port class (walks its lanes: for checks, not hot paths).
   std::size_t count(const Turn& turn) const {
