@@ -1,8 +1,9 @@
 // Credits added early (NetworkOptions::early_credits) must not change a run:
-// every flow and task ends at the same picosecond as with a credit event each,
+// every flow ends at the same picosecond as with a credit event each,
 // from buffers too small for any credit to go early to buffers where nearly
 // all do, under ECMP, spraying and adaptive routing, FIFO and round-robin
-// switch queues, two switch classes, a slowed link and a failed one.
+// switch queues, two switch classes, slowed, faster and failed links, and
+// links of 1 us and of 50 ns.
 #include <gtest/gtest.h>
 
 #include <array>
