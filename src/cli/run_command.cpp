@@ -352,6 +352,13 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       fmt::print("{}policy: {}\n", several ? "\n" : "", name);
       report(setup, summary, results, hdf5 ? std::string() : output_for(output, name, several));
       if (h5) fmt::print("  results written to {}\n", output_for(output, name, several));
+      if (h5 && results.link_util_width > setup.network.link_util_bin) {
+        fmt::print(
+            "  /link_util bins widened from {} to {} to stay within [output] "
+            "link_util_memory ({} bytes)\n",
+            format_time(setup.network.link_util_bin), format_time(results.link_util_width),
+            setup.network.link_util_memory);
+      }
       if (!setup.jobs.empty()) report_jobs(setup, results);
       const bool complete = std::all_of(results.flow_end.begin(), results.flow_end.end(),
                                         [](Time t) { return t >= 0; });

@@ -283,6 +283,10 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
                 std::to_string(UINT32_MAX));
   }
   setup.network.link_util_top = static_cast<std::uint32_t>(top);
+  if (const auto memory = config.bytes(o, "link_util_memory")) {
+    if (*memory <= 0) throw Error(prefix + "output.link_util_memory must be positive");
+    setup.network.link_util_memory = static_cast<std::uint64_t>(*memory);
+  }
   setup.config_path = path;
 
   constexpr std::string_view r = "run";

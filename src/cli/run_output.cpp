@@ -218,7 +218,8 @@ void RunOutput::finish(const RunSetup& setup, net::Network& network, const net::
   file_.append(iterations_table_, iterations.data(), iterations.size());
   file_.append(links_table_, links.data(), links.size());
   std::vector<LinkUtilRow> util;
-  const Time width = setup.network.link_util_bin;
+  // Wider than [output] link_util_bin where a long run reached link_util_memory.
+  const Time width = r.link_util_width > 0 ? r.link_util_width : setup.network.link_util_bin;
   for (std::size_t i = 0; i < r.link_util_links.size(); ++i) {
     const topo::LinkId l = r.link_util_links[i];
     const double capacity = static_cast<double>(setup.fabric->link(l).rate) / 8.0 *

@@ -7,11 +7,51 @@
 namespace shoal::net {
 
 LinkBins::LinkBins(std::vector<std::uint32_t> column_of, std::uint32_t columns, Time width,
-                   std::uint64_t max_bytes_per_bin)
+                   std::uint64_t max_bytes_per_bin, std::uint64_t max_rows)
     : column_of_(std::move(column_of)),
       columns_(columns),
       width_(width),
+      max_bytes_per_bin_(max_bytes_per_bin),
+      max_rows_(std::max<std::uint64_t>(max_rows, 2)),
       wide_(max_bytes_per_bin > std::numeric_limits<std::uint32_t>::max()) {}
+
+template <class From, class To>
+void LinkBins::merge_pairs(const std::vector<std::vector<From>>& from,
+                           std::vector<std::vector<To>>& to, std::size_t columns) {
+  // Old block k's rows land in new block k / 2, in its first or second half.
+  to.assign((from.size() + 1) / 2, {});
+  for (std::size_t k = 0; k < from.size(); ++k) {
+    if (from[k].empty()) continue;
+    std::vector<To>& into = to[k / 2];
+    if (into.empty()) into.assign(static_cast<std::size_t>(kRowsPerBlock) * columns, 0);
+    const std::size_t first_row = (k % 2) * (kRowsPerBlock / 2);
+    for (std::size_t r = 0; r < kRowsPerBlock; ++r) {
+      const From* row = from[k].data() + r * columns;
+      To* merged = into.data() + (first_row + r / 2) * columns;
+      for (std::size_t c = 0; c < columns; ++c) merged[c] += static_cast<To>(row[c]);
+    }
+  }
+}
+
+void LinkBins::widen() {
+  width_ =
+      width_ > std::numeric_limits<Time>::max() / 2 ? std::numeric_limits<Time>::max() : width_ * 2;
+  max_bytes_per_bin_ = max_bytes_per_bin_ > UINT64_MAX / 2 ? UINT64_MAX : max_bytes_per_bin_ * 2;
+  rows_ = (rows_ + 1) / 2;
+  if (wide_) {
+    std::vector<std::vector<std::uint64_t>> merged;
+    merge_pairs(wide_blocks_, merged, columns_);
+    wide_blocks_ = std::move(merged);
+  } else if (max_bytes_per_bin_ > std::numeric_limits<std::uint32_t>::max()) {
+    merge_pairs(narrow_blocks_, wide_blocks_, columns_);
+    narrow_blocks_.clear();
+    wide_ = true;
+  } else {
+    std::vector<std::vector<std::uint32_t>> merged;
+    merge_pairs(narrow_blocks_, merged, columns_);
+    narrow_blocks_ = std::move(merged);
+  }
+}
 
 void LinkBins::column(std::uint32_t link, std::span<std::uint64_t> out) const {
   std::fill(out.begin(), out.end(), 0);

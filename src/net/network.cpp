@@ -158,8 +158,13 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     const long double most = static_cast<long double>(fastest) *
                                  static_cast<long double>(options.link_util_bin) / 8e12L +
                              static_cast<long double>(options.cell_size);
+    // The row limit from the whole fabric's links, not this rank's: the same on
+    // every rank, so the bins widen at the same simulated time on any partition.
+    const std::uint64_t max_rows =
+        options.link_util_memory /
+        (std::uint64_t{4} * std::max<std::uint64_t>(fabric.link_count(), 1));
     bins_ = LinkBins(std::move(column_of), columns, options.link_util_bin,
-                     most >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(most));
+                     most >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(most), max_rows);
   }
 }
 
@@ -645,7 +650,7 @@ void Network::record_unfinished() {
   }
 }
 
-RunResults Network::results(const core::Comm& comm) const {
+RunResults Network::results(const core::Comm& comm) {
   RunResults r;
   auto gather = [&](const std::vector<Time>& mine, bool earliest, std::vector<Time>& out) {
     out.assign(comm.rank() == 0 ? mine.size() : 0, 0);
@@ -692,6 +697,9 @@ RunResults Network::results(const core::Comm& comm) const {
     for (topo::LinkId l = 0; l < fabric_.link_count(); ++l) {
       for (const std::uint64_t b : tallies_[l].bytes) total[l] += b;
     }
+    // A rank whose links went quiet early may have widened less: all take the widest.
+    bins_.widen_to(static_cast<Time>(comm.max(static_cast<std::int64_t>(bins_.width()))));
+    r.link_util_width = bins_.width();  // on every rank: the file's attribute is collective
     std::uint64_t bins = bins_.rows();
     comm.sum_all(total, all);
     bins = static_cast<std::uint64_t>(comm.max(static_cast<std::int64_t>(bins)));

@@ -158,6 +158,8 @@ expect_error run-bad-milestone 'milestone[0].at: no task or coflow named "nothin
 run_config util-top.toml '[output]\nlink_util_top = 4294967297'
 expect_error run-util-top-range "output.link_util_top must be between 0 and 4294967295" \
   run1 run "$dir/util-top.toml"
+run_config util-memory.toml '[output]\nlink_util_memory = "0MiB"'
+expect_error run-util-memory "output.link_util_memory must be positive" run1 run "$dir/util-memory.toml"
 
 # Training jobs.
 src_jobs=$(cd "$(dirname "$0")/../../jobs" && pwd)

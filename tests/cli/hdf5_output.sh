@@ -16,6 +16,9 @@ cp "$src/configs/examples/case-ii-panel.toml" "$dir/panel.toml"
 failures=0
 for n in 1 "$ranks"; do
   timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/training.toml" --quiet -o "$dir/training-$n.h5" >/dev/null
+  # The same run with room for a few /link_util bins only: they widen, alike on any partition.
+  timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/training.toml" --quiet -o "$dir/widened-$n.h5" \
+    --set output.link_util_memory=16KiB >"$dir/widened-$n.out"
   timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/panel.toml" --quiet -o "$dir/panel-$n.h5" \
     --set run.partition=block --set topology.gpus=8 >/dev/null
 done
@@ -24,7 +27,7 @@ import sys, h5py
 from shoal_tables import sorted_tables as load, differing
 d, n = sys.argv[1], int(sys.argv[2])
 bad = 0
-for name in ["training"] + ["panel-%s" % p for p in ("fair", "lina", "ep-pp-first", "hermod")]:
+for name in ["training", "widened"] + ["panel-%s" % p for p in ("fair", "lina", "ep-pp-first", "hermod")]:
     stem, _, policy = name.partition("-")
     one = "%s/%s-1%s.h5" % (d, stem, "-" + policy if policy else "")
     many = "%s/%s-%d%s.h5" % (d, stem, n, "-" + policy if policy else "")
@@ -34,6 +37,19 @@ for name in ["training"] + ["panel-%s" % p for p in ("fair", "lina", "ep-pp-firs
     ok = same and ma["completed"] == 1 and mb["completed"] == 1 and mb["ranks"] == n
     rows = ", ".join("%s %d" % (k, len(v)) for k, v in a.items())
     print("%s   %s at 1 and %d ranks: %s (%s)" % ("ok" if ok else "FAIL", name, n, "identical" if same else "DIFFERENT", rows))
+    bad += not ok
+# Widened bins: each is the sum of the 100 us bins it covers.
+with h5py.File("%s/training-1.h5" % d, "r") as f, h5py.File("%s/widened-1.h5" % d, "r") as g:
+    narrow, wide = f["link_util"][:], g["link_util"][:]
+    width = int(g["link_util"].attrs["bin_ps"])
+    merged = {}
+    for row in narrow:
+        key = (int(row["link"]), int(row["start_ps"]) // width)
+        merged[key] = merged.get(key, 0) + int(row["bytes"])
+    got = {(int(r["link"]), int(r["bin"])): int(r["bytes"]) for r in wide}
+    ok = width > int(f["link_util"].attrs["bin_ps"]) and set(got) <= set(merged) and all(
+        merged[k] == got.get(k, 0) for k in merged)
+    print("%s   widened /link_util: %d bins of %d ps, each the sum of the bins it covers" % ("ok" if ok else "FAIL", len(wide), width))
     bad += not ok
 with h5py.File("%s/training-1.h5" % d, "r") as f:
     c = f["coflows"][:]

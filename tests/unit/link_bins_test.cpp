@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -24,12 +25,19 @@ std::vector<std::uint64_t> column(const LinkBins& bins, std::uint32_t link, std:
   return out;
 }
 
-void matches_sums(std::uint64_t max_bytes_per_bin) {
-  LinkBins bins(columns(), 4, kWidth, max_bytes_per_bin);
-  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> expected;  // (link, bin)
+/// Random adds over 30 ms (with a silent stretch) against a naive sum at the
+/// width the bins end with; `max_rows` makes them widen on the way.
+void matches_sums(std::uint64_t max_bytes_per_bin, std::uint64_t max_rows = UINT64_MAX,
+                  Time widen_to = 0) {
+  LinkBins bins(columns(), 4, kWidth, max_bytes_per_bin, max_rows);
+  struct Add {
+    std::uint32_t link;
+    Time t;
+    std::uint64_t bytes;
+  };
+  std::vector<Add> adds;
   std::mt19937_64 rng(7);
   const std::uint32_t owned[] = {1, 2, 4, 5};
-  std::uint64_t last_bin = 0;
   for (int i = 0; i < 20000; ++i) {
     // Times from 0 to 30 ms with a silent stretch (3 to 20 ms: whole blocks never written).
     Time t = static_cast<Time>(rng() % static_cast<std::uint64_t>(13 * kMillisecond));
@@ -37,10 +45,17 @@ void matches_sums(std::uint64_t max_bytes_per_bin) {
     const std::uint32_t link = owned[rng() % 4];
     const std::uint64_t bytes = 1 + rng() % 262144;
     bins.add(link, t, bytes);
-    const auto bin = static_cast<std::uint64_t>(t / kWidth);
-    expected[{link, bin}] += bytes;
+    adds.push_back({link, t, bytes});
+  }
+  if (widen_to > 0) bins.widen_to(widen_to);
+  std::map<std::pair<std::uint32_t, std::uint64_t>, std::uint64_t> expected;  // (link, bin)
+  std::uint64_t last_bin = 0;
+  for (const Add& a : adds) {
+    const auto bin = static_cast<std::uint64_t>(a.t / bins.width());
+    expected[{a.link, bin}] += a.bytes;
     last_bin = std::max(last_bin, bin);
   }
+  EXPECT_LT(bins.rows(), max_rows);
   EXPECT_EQ(bins.rows(), last_bin + 1);
   for (std::uint32_t link = 0; link < 6; ++link) {
     const std::vector<std::uint64_t> got = column(bins, link, bins.rows() + 3);
@@ -59,6 +74,32 @@ TEST(LinkBins, SixtyFourBitCountersWhenABinCanHoldFourGiB) {
   LinkBins bins(columns(), 4, 100 * kMillisecond, 45'000'000'000);
   for (int i = 0; i < 4; ++i) bins.add(2, 5 * kMillisecond, 3'000'000'000);
   EXPECT_EQ(column(bins, 2, 1)[0], 12'000'000'000u);
+}
+
+// 30 ms of 100 us bins is 300 rows: with at most 40 they widen three times,
+// to 800 us (38 rows), and every bin is the sum of the bins it merged.
+TEST(LinkBins, PastTheRowLimitBinsWidenAndStillSumEachLinksBytes) {
+  matches_sums(1'250'000, 40);
+  LinkBins bins(columns(), 4, kWidth, 1'250'000, 40);
+  bins.add(1, 30 * kMillisecond - 1, 1);
+  EXPECT_EQ(bins.width(), 8 * kWidth);
+  EXPECT_EQ(bins.rows(), 38u);
+  // And with 64-bit counters, and widened afterwards to a width another rank reached.
+  matches_sums(std::uint64_t{1} << 33, 40);
+  matches_sums(1'250'000, 1000, 32 * kWidth);
+}
+
+// Merging two bins of 3 GB each needs more than 32 bits: the counters widen too.
+TEST(LinkBins, WideningSwitchesToSixtyFourBitsWhenABinCouldHoldFourGiB) {
+  LinkBins bins(columns(), 4, kWidth, 3'000'000'000, 4);
+  bins.add(4, 0, 3'000'000'000);
+  bins.add(4, kWidth, 3'000'000'000);
+  bins.add(5, 3 * kWidth, 7);
+  EXPECT_EQ(column(bins, 4, 4), (std::vector<std::uint64_t>{3'000'000'000, 3'000'000'000, 0, 0}));
+  bins.add(4, 4 * kWidth, 1);  // row 4 is past the limit of 4: bins of 2 widths
+  EXPECT_EQ(bins.width(), 2 * kWidth);
+  EXPECT_EQ(column(bins, 4, 3), (std::vector<std::uint64_t>{6'000'000'000, 0, 1}));
+  EXPECT_EQ(column(bins, 5, 3), (std::vector<std::uint64_t>{0, 7, 0}));
 }
 
 TEST(LinkBins, EmptyUntilWritten) {

@@ -7,7 +7,9 @@
 // link put every link's current bin on a page of its own: at 1,024 GPUs that
 // was a cache and TLB miss per cell and a quarter of the run's time. Counts are
 // 32-bit when no link can carry 4 GiB in one bin (every realistic width), which
-// halves the memory; the table grows with simulated time, a row per bin.
+// halves the memory; the table grows with simulated time, a row per bin, up to
+// a row limit: a bin past it widens every bin to twice its width (pairs of rows
+// merged), so a long run keeps its bins within a fixed memory.
 #pragma once
 
 #include <cstdint>
@@ -25,16 +27,23 @@ class LinkBins {
   LinkBins() = default;
   /// `column_of`: by link, its column here or kNoColumn; `max_bytes_per_bin`:
   /// the most one link can add to one bin (it picks the counter width).
+  /// `max_rows` (at least 2): past it the bins widen.
   LinkBins(std::vector<std::uint32_t> column_of, std::uint32_t columns, Time width,
-           std::uint64_t max_bytes_per_bin);
+           std::uint64_t max_bytes_per_bin, std::uint64_t max_rows = UINT64_MAX);
 
   /// Rows used: the last bin anything was added to, plus one.
   std::uint64_t rows() const { return rows_; }
+  /// The bins' width now: the first width times a power of two.
+  Time width() const { return width_; }
 
   /// Adds `bytes` to the bin of `start`; `link` must have a column here (a
   /// link this rank sends on: the Network only transmits on those).
   void add(std::uint32_t link, Time start, std::uint64_t bytes) {
-    const auto bin = static_cast<std::uint64_t>(start / width_);
+    auto bin = static_cast<std::uint64_t>(start / width_);
+    while (bin >= max_rows_) [[unlikely]] {
+        widen();
+        bin = static_cast<std::uint64_t>(start / width_);
+      }
     const auto block = static_cast<std::size_t>(bin / kRowsPerBlock);
     const std::size_t at = offset(bin, column_of_[link]);
     if (bin >= rows_) rows_ = bin + 1;
@@ -48,6 +57,13 @@ class LinkBins {
   /// Link `link`'s bytes in bins 0..out.size()-1 (zero where it sent nothing or
   /// is not a column here).
   void column(std::uint32_t link, std::span<std::uint64_t> out) const;
+
+  /// Widens the bins until they are `width` wide (the first width times a
+  /// power of two, at least the current one): ranks agree on one width before
+  /// their bins are summed.
+  void widen_to(Time width) {
+    while (width_ < width) widen();
+  }
 
  private:
   static constexpr std::uint64_t kRowsPerBlock = 64;
@@ -71,9 +87,18 @@ class LinkBins {
     return block < blocks.size() && !blocks[block].empty() ? blocks[block][i] : 0;
   }
 
+  /// Doubles the width: bins 2i and 2i + 1 become bin i, in 64-bit counters
+  /// from when a bin could hold 4 GiB.
+  void widen();
+  template <class From, class To>
+  static void merge_pairs(const std::vector<std::vector<From>>& from,
+                          std::vector<std::vector<To>>& to, std::size_t columns);
+
   std::vector<std::uint32_t> column_of_;
   std::size_t columns_ = 0;
   Time width_ = 1;
+  std::uint64_t max_bytes_per_bin_ = 0;
+  std::uint64_t max_rows_ = UINT64_MAX;
   bool wide_ = false;  // 64-bit counters
   std::uint64_t rows_ = 0;
   // Blocks of kRowsPerBlock rows, allocated (zeroed) when first written: a

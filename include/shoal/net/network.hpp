@@ -90,7 +90,10 @@ struct NetworkOptions {
   bool record = false;     // keep flow and compute rows and per-link counters for the output file
   Time link_util_bin = 0;  // with record: bytes per link per bin of this width (0: off)
   std::uint32_t link_util_top = 20;  // ... reported for this many of the busiest links
-  bool switch_round_robin = true;    // round-robin across flows in a class at switches; else FIFO
+  // ... kept in at most this many bytes over all ranks (4 per link and bin);
+  // past it every bin widens to twice its width.
+  std::uint64_t link_util_memory = std::uint64_t{1} << 30;
+  bool switch_round_robin = true;  // round-robin across flows in a class at switches; else FIFO
   // A credit that cannot change what its port does before it arrives (the port
   // keeps at least a cell of credit until then whatever it sends) is added at
   // once, without an event. Results are the same either way; off only to test that.
@@ -126,6 +129,7 @@ struct RunResults {
   // bytes sent in each bin (link_util_links.size() x link_util_bins values).
   std::vector<topo::LinkId> link_util_links;
   std::uint64_t link_util_bins = 0;
+  Time link_util_width = 0;  // on every rank: the bins' width, link_util_bin times a power of two
   std::vector<std::uint64_t> link_util_bytes;
 };
 
@@ -227,7 +231,8 @@ class Network {
   }
 
   /// Collective: every flow's and task's times on rank 0 (empty elsewhere).
-  RunResults results(const core::Comm& comm) const;
+  /// Not const: the ranks' /link_util bins are widened to one width first.
+  RunResults results(const core::Comm& comm);
 
   /// Called by the engine after every window synchronization, on every rank in
   /// step: runs the hook (the output file's periodic collective flush).
