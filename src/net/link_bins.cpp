@@ -33,6 +33,15 @@ void LinkBins::merge_pairs(const std::vector<std::vector<From>>& from,
   }
 }
 
+std::uint64_t LinkBins::widen_to_hold(Time start) {
+  auto bin = static_cast<std::uint64_t>(start / width_);
+  while (bin >= max_rows_) {
+    widen();
+    bin = static_cast<std::uint64_t>(start / width_);
+  }
+  return bin;
+}
+
 void LinkBins::widen() {
   width_ =
       width_ > std::numeric_limits<Time>::max() / 2 ? std::numeric_limits<Time>::max() : width_ * 2;

@@ -40,10 +40,8 @@ class LinkBins {
   /// link this rank sends on: the Network only transmits on those).
   void add(std::uint32_t link, Time start, std::uint64_t bytes) {
     auto bin = static_cast<std::uint64_t>(start / width_);
-    while (bin >= max_rows_) [[unlikely]] {
-        widen();
-        bin = static_cast<std::uint64_t>(start / width_);
-      }
+    if (bin >= max_rows_) [[unlikely]]
+      bin = widen_to_hold(start);
     const auto block = static_cast<std::size_t>(bin / kRowsPerBlock);
     const std::size_t at = offset(bin, column_of_[link]);
     if (bin >= rows_) rows_ = bin + 1;
@@ -87,6 +85,8 @@ class LinkBins {
     return block < blocks.size() && !blocks[block].empty() ? blocks[block][i] : 0;
   }
 
+  /// Widens until the bin of `start` is within the row limit; returns that bin.
+  std::uint64_t widen_to_hold(Time start);
   /// Doubles the width: bins 2i and 2i + 1 become bin i, in 64-bit counters
   /// from when a bin could hold 4 GiB.
   void widen();
