@@ -10,8 +10,7 @@
 #include <string>
 #include <vector>
 
-#include "shoal/core/comm.hpp"
-#include "shoal/core/simulator.hpp"
+#include "one_rank_run.hpp"
 #include "shoal/net/network.hpp"
 #include "shoal/sched/policy.hpp"
 #include "shoal/topo/builders.hpp"
@@ -68,31 +67,16 @@ topo::LinkId leaf_uplink(const topo::Fabric& fabric, work::GpuId g) {
   return switch_link(fabric, fabric.link(nic_link(fabric, g)).to);
 }
 
-struct Outcome {
-  std::vector<Time> flow_end;
-  std::int64_t events = 0;
-};
-
-Outcome run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
-            const Perturbations& perturbations, const std::string& policy) {
-  const core::Comm comm = core::Comm::self();
-  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
-  core::EngineOptions engine;
-  engine.progress = false;
-  core::Simulator sim(comm, fabric.layout(), partition, engine);
+/// Runs with every invariant checked after every batch, and the ports empty
+/// with all credit back at the end.
+test::OneRankRun run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
+                     const Perturbations& perturbations, const std::string& policy) {
   sched::PolicyConfig config;
   sched::parse_policy_name(policy, config);
   config.classes = 2;
   options.check = true;  // every port's credits within its buffer, after every batch
-  Network network(fabric, dag, sim, options, perturbations,
-                  sched::flow_priorities(dag, fabric, config));
-  network.initialize();
-  sim.run(network);
-  network.check_end_state();
-  Outcome out;
-  out.flow_end = network.results(comm).flow_end;
-  out.events = sim.local_events();
-  return out;
+  return test::run_one_rank(fabric, dag, options, perturbations,
+                            sched::flow_priorities(dag, fabric, config), true);
 }
 
 /// Runs with a credit event each, then with early credits: every flow must end
@@ -100,11 +84,11 @@ Outcome run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions opt
 std::int64_t expect_same(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
                          const Perturbations& perturbations, const std::string& policy) {
   options.early_credits = false;
-  const Outcome events = run(fabric, dag, options, perturbations, policy);
+  const test::OneRankRun events = run(fabric, dag, options, perturbations, policy);
   options.early_credits = true;
-  const Outcome early = run(fabric, dag, options, perturbations, policy);
-  EXPECT_EQ(early.flow_end.size(), dag.flows().size());
-  EXPECT_EQ(early.flow_end, events.flow_end);
+  const test::OneRankRun early = run(fabric, dag, options, perturbations, policy);
+  EXPECT_EQ(early.results.flow_end.size(), dag.flows().size());
+  EXPECT_EQ(early.results.flow_end, events.results.flow_end);
   EXPECT_LE(early.events, events.events);
   return events.events - early.events;
 }

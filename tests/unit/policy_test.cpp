@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "error_checks.hpp"
+#include "one_rank_run.hpp"
 #include "shoal/core/comm.hpp"
 #include "shoal/core/simulator.hpp"
 #include "shoal/net/network.hpp"
@@ -156,17 +157,9 @@ net::RunResults run_dag(const work::Dag& dag, const PolicyConfig& config,
   spec.link_rate = rate;
   spec.link_latency = 100 * kNanosecond;
   const topo::Fabric fabric = topo::build_single_switch(spec);
-  const core::Comm comm = core::Comm::self();
-  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
-  core::EngineOptions engine;
-  engine.progress = false;
-  core::Simulator sim(comm, fabric.layout(), partition, engine);
   net::NetworkOptions options;
   options.starvation_after = starvation_after;
-  net::Network network(fabric, dag, sim, options, {}, flow_priorities(dag, fabric, config));
-  network.initialize();
-  sim.run(network);
-  return network.results(comm);
+  return test::run_one_rank(fabric, dag, options, {}, flow_priorities(dag, fabric, config)).results;
 }
 
 net::RunResults run_dag(const work::Dag& dag, std::string_view policy,

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "error_checks.hpp"
+#include "one_rank_run.hpp"
 #include "shoal/core/comm.hpp"
 #include "shoal/core/simulator.hpp"
 #include "shoal/net/network.hpp"
@@ -129,20 +130,12 @@ TEST(TrainingJob, BadFactoringIsOneClearError) {
 /// Runs `dag` on `fabric` and returns the results; `slow_link` gets `delay` more latency.
 net::RunResults simulate(const topo::Fabric& fabric, const Dag& dag,
                          topo::LinkId slow_link = topo::kNoLink, Time delay = 0) {
-  const core::Comm comm = core::Comm::self();
-  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
-  core::EngineOptions engine;
-  engine.progress = false;
-  core::Simulator sim(comm, fabric.layout(), partition, engine);
   net::Perturbations perturbations;
   if (slow_link != topo::kNoLink) perturbations.links.push_back({slow_link, 0, 0, delay});
   net::NetworkOptions options;
   options.cell_size = 64 * 1024;
   options.buffer_per_class = 1024 * 1024;
-  net::Network network(fabric, dag, sim, options, perturbations);
-  network.initialize();
-  sim.run(network);
-  return network.results(comm);
+  return test::run_one_rank(fabric, dag, options, perturbations).results;
 }
 
 Time last_task_end(const net::RunResults& r) {
