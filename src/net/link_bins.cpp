@@ -17,18 +17,17 @@ LinkBins::LinkBins(std::vector<std::uint32_t> column_of, std::uint32_t columns, 
 
 template <class From, class To>
 void LinkBins::merge_pairs(const std::vector<std::vector<From>>& from,
-                           std::vector<std::vector<To>>& to, std::size_t columns) {
-  // Old block k's rows land in new block k / 2, in its first or second half.
-  to.assign((from.size() + 1) / 2, {});
+                           std::vector<std::vector<To>>& to) {
+  // Bin b becomes bin b / 2: old block k's rows land in new block k / 2.
+  // Blocks never written stay unallocated.
+  to.clear();
   for (std::size_t k = 0; k < from.size(); ++k) {
     if (from[k].empty()) continue;
-    std::vector<To>& into = to[k / 2];
-    if (into.empty()) into.assign(static_cast<std::size_t>(kRowsPerBlock) * columns, 0);
-    const std::size_t first_row = (k % 2) * (kRowsPerBlock / 2);
-    for (std::size_t r = 0; r < kRowsPerBlock; ++r) {
-      const From* row = from[k].data() + r * columns;
-      To* merged = into.data() + (first_row + r / 2) * columns;
-      for (std::size_t c = 0; c < columns; ++c) merged[c] += static_cast<To>(row[c]);
+    std::vector<To>& into = written(to, k / 2);
+    for (std::uint64_t bin = k * kRowsPerBlock; bin < (k + 1) * kRowsPerBlock; ++bin) {
+      const From* row = from[k].data() + offset(bin, 0);
+      To* merged = into.data() + offset(bin / 2, 0);
+      for (std::size_t c = 0; c < columns_; ++c) merged[c] += static_cast<To>(row[c]);
     }
   }
 }
@@ -49,15 +48,15 @@ void LinkBins::widen() {
   rows_ = (rows_ + 1) / 2;
   if (wide_) {
     std::vector<std::vector<std::uint64_t>> merged;
-    merge_pairs(wide_blocks_, merged, columns_);
+    merge_pairs(wide_blocks_, merged);
     wide_blocks_ = std::move(merged);
   } else if (max_bytes_per_bin_ > std::numeric_limits<std::uint32_t>::max()) {
-    merge_pairs(narrow_blocks_, wide_blocks_, columns_);
+    merge_pairs(narrow_blocks_, wide_blocks_);
     narrow_blocks_.clear();
     wide_ = true;
   } else {
     std::vector<std::vector<std::uint32_t>> merged;
-    merge_pairs(narrow_blocks_, merged, columns_);
+    merge_pairs(narrow_blocks_, merged);
     narrow_blocks_ = std::move(merged);
   }
 }

@@ -91,8 +91,7 @@ class LinkBins {
   /// from when a bin could hold 4 GiB.
   void widen();
   template <class From, class To>
-  static void merge_pairs(const std::vector<std::vector<From>>& from,
-                          std::vector<std::vector<To>>& to, std::size_t columns);
+  void merge_pairs(const std::vector<std::vector<From>>& from, std::vector<std::vector<To>>& to);
 
   std::vector<std::uint32_t> column_of_;
   std::size_t columns_ = 0;
