@@ -377,6 +377,15 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   }
 }
 
+void Network::add_credit(LinkId link, int cls, Bytes bytes) {
+  std::int32_t& credits = ports_[link].credits[static_cast<std::size_t>(cls)];
+  credits += static_cast<std::int32_t>(bytes);
+  if (credits > options_.buffer_per_class) [[unlikely]] {
+    violated("link " + std::to_string(link) + " class " + std::to_string(cls) +
+             " got credit beyond its buffer (" + std::to_string(credits) + " bytes)");
+  }
+}
+
 void Network::return_credit(LinkId in_link, int cls, Bytes bytes, Time delay,
                             core::Simulator& sim) {
   const NodeId upstream = fabric_.link(in_link).from;
@@ -397,11 +406,7 @@ void Network::return_credit(LinkId in_link, int cls, Bytes bytes, Time delay,
                         2.0 * static_cast<double>(options_.cell_size) + 64.0;
     if (port.fail_at == kTimeInfinity && now + delay < sim.end_time() &&
         static_cast<double>(port.credits[cls] - port.early_bytes) >= need) {
-      port.credits[cls] += static_cast<std::int32_t>(bytes);
-      if (port.credits[cls] > options_.buffer_per_class) [[unlikely]] {
-        violated("link " + std::to_string(in_link) + " class " + std::to_string(cls) +
-                 " got credit beyond its buffer (" + std::to_string(port.credits[cls]) + " bytes)");
-      }
+      add_credit(in_link, cls, bytes);
       port.early_bytes += static_cast<std::int32_t>(bytes);
       port.early_until = std::max(port.early_until, now + delay);
       return;
@@ -491,12 +496,8 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
     }
     case kCredit: {
       const LinkId link = ev.tag >> 4;
-      std::int32_t& credits = ports_[link].credits[ev.payload >> 32];
-      credits += static_cast<std::int32_t>(ev.payload & 0xFFFFFFFF);
-      if (credits > options_.buffer_per_class) [[unlikely]] {
-        violated("link " + std::to_string(link) + " class " + std::to_string(ev.payload >> 32) +
-                 " got credit beyond its buffer (" + std::to_string(credits) + " bytes)");
-      }
+      add_credit(link, static_cast<int>(ev.payload >> 32),
+                 static_cast<Bytes>(ev.payload & 0xFFFFFFFF));
       try_send(ev.target, link, sim);
       return;
     }

@@ -336,6 +336,8 @@ class Network {
   void enqueue(topo::LinkId out, int cls, const Cell& cell);
   void transmit(topo::NodeId node, topo::LinkId link, int cls, const Cell& cell,
                 core::Simulator& sim);
+  /// Credit back at `link`'s port, checked against its buffer.
+  void add_credit(topo::LinkId link, int cls, Bytes bytes);
   /// A cell left this node's ingress buffer from `in_link`: its credit reaches
   /// the upstream port after `delay`, by an event or, where that cannot change
   /// the port's choices, at once.
