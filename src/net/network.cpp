@@ -62,7 +62,8 @@ std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Da
   const std::uint64_t cells_per_link =
       2 *
       static_cast<std::uint64_t>(options.buffer_per_class / std::max<Bytes>(options.cell_size, 1));
-  const std::uint64_t per_link = sizeof(Port) + sizeof(std::int32_t) + 3 * sizeof(Time) +
+  const std::uint64_t per_link = sizeof(Port) + sizeof(std::int32_t) + sizeof(LinkState) +
+                                 sizeof(BitsPerSecond) +
                                  cells_per_link * (sizeof(core::Event) + sizeof(Cell));
   const std::uint64_t per_link_record = options.record ? sizeof(LinkTally) : 0;
   const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
@@ -78,6 +79,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       sim_(sim),
       options_(options),
       runner_(dag, [&](work::GpuId g) { return sim.owns(fabric.gpu_node(g)); }),
+      count_queued_(options.load_balancing == LoadBalancing::kAdaptive),
       queued_cells_(fabric.link_count(), 0),
       router_(fabric, dag, options.load_balancing, failure_times(fabric, perturbations),
               queued_cells_),
@@ -120,19 +122,25 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     for (std::uint32_t& k : flow_key_) ++k;
     last_served_.assign(dag.flows().size(), 0);
   }
-  link_at_.assign(fabric.link_count(), kTimeInfinity);
+  links_.resize(fabric.link_count());
   link_rate_.assign(fabric.link_count(), 0);
-  link_extra_.assign(fabric.link_count(), 0);
   for (const LinkPerturbation& p : perturbations.links) {
     if (p.fail) continue;
-    link_at_[p.link] = p.at;
+    links_[p.link].perturbed_at = p.at;
+    links_[p.link].extra_latency = p.extra_latency;
     link_rate_[p.link] = p.rate > 0 ? p.rate : fabric.link(p.link).rate;
-    link_extra_[p.link] = p.extra_latency;
   }
-  credit_pace_.resize(fabric.link_count());
   for (LinkId l = 0; l < fabric.link_count(); ++l) {
-    credit_pace_[l] =
-        static_cast<double>(std::max(fabric.link(l).rate, link_rate_[l])) / (8.0 * kSecond);
+    const topo::Link& link = fabric.link(l);
+    LinkState& state = links_[l];
+    state.from = link.from;
+    state.to = link.to;
+    state.latency = link.latency;
+    state.source_here = sim.owns(link.from);
+    state.cell_time = transmit_time(options.cell_size, link.rate);
+    if (link_rate_[l] > 0)
+      state.perturbed_cell_time = transmit_time(options.cell_size, link_rate_[l]);
+    state.credit_pace = static_cast<double>(std::max(link.rate, link_rate_[l])) / (8.0 * kSecond);
   }
   gpu_at_.assign(fabric.gpu_count(), kTimeInfinity);
   gpu_slowdown_.assign(fabric.gpu_count(), 1.0);
@@ -286,14 +294,14 @@ bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim)
   if (port.credits[c] < static_cast<std::int32_t>(cell.bytes)) return false;
   queues_.pop(turn, link, c);
   if (turn.empty()) port.queued &= static_cast<std::uint8_t>(~(1u << c));
-  --queued_cells_[link];
+  if (count_queued_) --queued_cells_[link];
   transmit(node, link, c, cell, sim);
   return true;
 }
 
 void Network::enqueue(LinkId out, int cls, const Cell& cell) {
   Port& port = ports_[out];
-  ++queued_cells_[out];
+  if (count_queued_) ++queued_cells_[out];
   port.queued |= static_cast<std::uint8_t>(1u << cls);
   queues_.push(port.turns[static_cast<std::size_t>(cls)], out, cls, cell);
 }
@@ -342,10 +350,9 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   const Bytes bytes = cell.bytes;
   const Time tail_in = cell.tail;
   const LinkId in_link = cell.in_link;
-  const topo::Link& out = fabric_.link(link);
   const Time now = sim.now();
   const bool slow = perturbed(link, now);
-  const Time serialize = transmit_time(bytes, rate(link, slow));
+  const Time serialize = serialization(link, bytes, slow);
   // Cut-through: start once the head is here, but not so early as to finish
   // before the tail arrives. Store-and-forward: start once the tail is here.
   const Time ready = options_.cut_through ? tail_in - serialize : tail_in;
@@ -367,7 +374,7 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
     port.free_pending = true;
     sim.send(node, finish - now, tag(kPortFree, link), 0);
   }
-  sim.send(out.to, start - now + latency(link, slow), tag(kCellHead, link),
+  sim.send(links_[link].to, start - now + latency(link, slow), tag(kCellHead, link),
            (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
                (static_cast<std::uint64_t>(cls) << 24) | static_cast<std::uint64_t>(bytes));
   if (in_link != topo::kNoLink) {
@@ -388,9 +395,9 @@ void Network::add_credit(LinkId link, int cls, Bytes bytes) {
 
 void Network::return_credit(LinkId in_link, int cls, Bytes bytes, Time delay,
                             core::Simulator& sim) {
-  const NodeId upstream = fabric_.link(in_link).from;
+  const LinkState& state = links_[in_link];
   const Time now = sim.now();
-  if (options_.early_credits && sim.owns(upstream)) {
+  if (options_.early_credits && state.source_here) {
     // Until the credit arrives, the port's choices only compare a class's
     // credit with a cell (at most cell_size). If it keeps a cell's worth
     // without this credit and without any other added early, whatever it
@@ -402,7 +409,7 @@ void Network::return_credit(LinkId in_link, int cls, Bytes bytes, Time delay,
     // them may be what evacuates it.
     Port& port = ports_[in_link];
     if (now > port.early_until) port.early_bytes = 0;  // all of it has arrived
-    const double need = static_cast<double>(delay) * credit_pace_[in_link] +
+    const double need = static_cast<double>(delay) * state.credit_pace +
                         2.0 * static_cast<double>(options_.cell_size) + 64.0;
     if (port.fail_at == kTimeInfinity && now + delay < sim.end_time() &&
         static_cast<double>(port.credits[cls] - port.early_bytes) >= need) {
@@ -412,7 +419,7 @@ void Network::return_credit(LinkId in_link, int cls, Bytes bytes, Time delay,
       return;
     }
   }
-  sim.send(upstream, delay, tag(kCredit, in_link),
+  sim.send(state.from, delay, tag(kCredit, in_link),
            (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
 }
 
@@ -426,7 +433,7 @@ void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
     while (!turn.empty()) {
       const Cell cell = queues_.front(turn);
       queues_.pop(turn, link, c);
-      --queued_cells_[link];
+      if (count_queued_) --queued_cells_[link];
       enqueue(router_.next_link(node, cell.flow, now, sim.rng()), c, cell);
     }
   }
@@ -454,7 +461,7 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
   const auto bytes = static_cast<Bytes>(ev.payload & 0xFFFFFF);
   const bool slow = ((ev.payload >> 31) & 1) != 0;  // as the sender transmitted it
-  const Time tail = sim.now() + transmit_time(bytes, rate(in_link, slow));
+  const Time tail = sim.now() + serialization(in_link, bytes, slow);
   const NodeId here = ev.target;
   const work::Flow& f = dag_.flows()[flow];
   const int cls = static_cast<int>((ev.payload >> 24) & 7);  // the class it was sent in
@@ -601,7 +608,7 @@ void Network::check_ports() const {
       violated("link " + std::to_string(l) + ": the own-flows flag disagrees with its " +
                std::to_string(own_[l].groups()) + " key groups");
     }
-    if (cells != queued_cells_[l]) {
+    if (count_queued_ && cells != queued_cells_[l]) {
       violated("link " + std::to_string(l) + " counts " + std::to_string(queued_cells_[l]) +
                " queued cells and holds " + std::to_string(cells));
     }
@@ -620,7 +627,7 @@ void Network::check_end_state() const {
                  std::to_string(options_.buffer_per_class) + " bytes of credit back");
       }
     }
-    if (queued_cells_[l] != 0 || !own_[l].empty()) {
+    if (port.queued != 0 || !own_[l].empty()) {
       violated("at the end, link " + std::to_string(l) + " still holds cells or flows");
     }
   }

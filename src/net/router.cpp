@@ -18,14 +18,12 @@ Router::Router(const topo::Fabric& fabric, const work::Dag& dag, LoadBalancing b
       dag_(dag),
       balancing_(balancing),
       fail_at_(std::move(fail_at)),
-      queued_(queued),
-      flow_hash_(dag.flows().size()) {
+      queued_(queued) {
   if (fail_at_.size() != fabric.link_count()) {
     throw Error("internal: failure times for " + std::to_string(fail_at_.size()) +
                 " links, fabric has " + std::to_string(fabric.link_count()));
   }
   for (const Time t : fail_at_) first_failure_ = std::min(first_failure_, t);
-  for (std::size_t f = 0; f < flow_hash_.size(); ++f) flow_hash_[f] = core::mix64(f * 0x9E37 + 1);
 }
 
 void Router::no_path(std::uint32_t flow, NodeId here, Time now) const {
@@ -82,7 +80,7 @@ LinkId Router::nic_port(work::GpuId g, std::uint32_t flow, Time now) const {
     usable[n++] = port;
   }
   if (n == 0) no_path(flow, fabric_.gpu_node(g), now);
-  return usable[static_cast<std::size_t>(core::mix64(flow_hash_[flow]) % n)];
+  return usable[static_cast<std::size_t>(core::mix64(flow_hash(flow)) % n)];
 }
 
 LinkId Router::first_link(std::uint32_t flow, Time now) const {
@@ -105,8 +103,8 @@ LinkId Router::switch_link(NodeId here, std::uint32_t flow, Time now, core::Rng&
     if (balancing_ != LoadBalancing::kEcmp && choices.size() > 1) {
       return spray(choices.data(), choices.size(), rng);
     }
-    if (choices.empty()) return fabric_.ecmp_link(here, dst, flow_hash_[flow]);  // its error
-    return topo::Fabric::ecmp_pick(choices, here, flow_hash_[flow]);
+    if (choices.empty()) return fabric_.ecmp_link(here, dst, flow_hash(flow));  // its error
+    return topo::Fabric::ecmp_pick(choices, here, flow_hash(flow));
   }
   std::array<LinkId, 256> usable{};
   std::size_t n = 0;
@@ -131,7 +129,7 @@ LinkId Router::switch_link(NodeId here, std::uint32_t flow, Time now, core::Rng&
   if (n == 0) no_path(flow, here, now);
   if (n == 1) return usable.front();
   if (balancing_ != LoadBalancing::kEcmp) return spray(usable.data(), n, rng);
-  return usable[core::mix64(flow_hash_[flow] ^ (std::uint64_t{here} << 32)) % n];
+  return usable[core::mix64(flow_hash(flow) ^ (std::uint64_t{here} << 32)) % n];
 }
 
 LinkId Router::spray(const LinkId* links, std::size_t n, core::Rng& rng) const {

@@ -163,14 +163,14 @@ class Network {
         core::prefetch(port);
         core::prefetch(port + 64);
         core::prefetch(&own_[link]);  // at a NIC, its own flows come next
+        core::prefetch(&links_[link]);
         prefetch_tally(link);
         return;
       }
       case kCellHead: {
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
         core::prefetch(&dag_.flows()[flow]);
-        core::prefetch(router_.flow_hash_data() + flow);
-        core::prefetch(&fabric_.link(link));
+        core::prefetch(&links_[link]);
         core::prefetch(&ports_[link]);  // its credit goes back to the port it came from
         return;
       }
@@ -204,7 +204,10 @@ class Network {
           queues_.prefetch_front(turn, link, cls);
         } else {
           const topo::LinkId in = queues_.front_in_link(turn);
-          if (in != topo::kNoLink) core::prefetch(&ports_[in]);
+          if (in != topo::kNoLink) {
+            core::prefetch(&ports_[in]);
+            core::prefetch(&links_[in]);
+          }
         }
         return;
       }
@@ -212,13 +215,18 @@ class Network {
         if (stage == 3) return;
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
         const topo::LinkId out = stage == 1 ? route_ahead(ev, flow) : remembered_route(ev);
-        if (out == topo::kNoLink) return;
+        if (out == topo::kNoLink) {
+          // At its receiver (or routed by the handler): the count it adds to.
+          if (stage == 1) core::prefetch(&received_[flow]);
+          return;
+        }
         const int cls = static_cast<int>((ev.payload >> 24) & 7);
         if (stage == 1) {
           const char* port = reinterpret_cast<const char*>(&ports_[out]);
           core::prefetch(port);
           core::prefetch(port + 64);
-          core::prefetch(queues_.slot_address(out, cls, flow));
+          queues_.prefetch_slot(out, cls, flow);
+          core::prefetch(&links_[out]);
           prefetch_tally(out);
         } else {
           queues_.prefetch_push(out, cls, flow);
@@ -360,7 +368,10 @@ class Network {
   core::Simulator& sim_;
   NetworkOptions options_;
   work::DagRunner runner_;
-  std::vector<std::int32_t> queued_cells_;  // by link: cells queued at its port (adaptive)
+  // By link, the cells queued at its port: what adaptive spraying reads. Kept
+  // only then (elsewhere it was a cache miss per cell for nothing).
+  bool count_queued_;
+  std::vector<std::int32_t> queued_cells_;
   Router router_;
   work::DagRunner::Ready ready_;  // reused: no allocation per event
   std::vector<std::uint32_t> acting_tasks_, acting_groups_;
@@ -369,18 +380,37 @@ class Network {
   PortQueues queues_;            // the cells waiting at ports_
   std::vector<KeyedFlows> own_;  // by link: at a GPU, its flows with bytes to send, by key
   std::vector<Gpu> gpus_;        // by GPU
-  // Perturbations by link and GPU; `at` = kTimeInfinity where there is none.
-  bool perturbed(topo::LinkId l, Time t) const { return t >= link_at_[l]; }
+  /// What a cell-hop reads about a link, in one cache line: before, the
+  /// fabric's Link, two perturbation arrays, the credit pace and the owner map
+  /// were five misses per link (docs/performance.md, sixth measurement).
+  struct alignas(64) LinkState {
+    topo::NodeId from = 0;
+    topo::NodeId to = 0;
+    Time latency = 0;
+    Time perturbed_at = kTimeInfinity;  // slower or longer for cells starting from then
+    Time extra_latency = 0;             // ... added to its latency then
+    Time cell_time = 0;                 // a full cell's serialization before perturbed_at
+    Time perturbed_cell_time = 0;       // ... and from then on
+    double credit_pace = 0;             // the most bytes per ps its port can send
+    bool source_here = false;           // this rank owns `from`
+  };
+  static_assert(sizeof(LinkState) == 64);
+  bool perturbed(topo::LinkId l, Time t) const { return t >= links_[l].perturbed_at; }
   BitsPerSecond rate(topo::LinkId l, bool perturbed) const {
     return perturbed ? link_rate_[l] : fabric_.link(l).rate;
   }
-  Time latency(topo::LinkId l, bool perturbed) const {
-    return fabric_.link(l).latency + (perturbed ? link_extra_[l] : 0);
+  /// A cell's serialization time on `l`; a full cell's is kept per link.
+  Time serialization(topo::LinkId l, Bytes bytes, bool perturbed) const {
+    if (bytes == options_.cell_size) {
+      return perturbed ? links_[l].perturbed_cell_time : links_[l].cell_time;
+    }
+    return transmit_time(bytes, rate(l, perturbed));
   }
-  std::vector<Time> link_at_;
-  std::vector<BitsPerSecond> link_rate_;
-  std::vector<Time> link_extra_;
-  std::vector<double> credit_pace_;  // by link: the most bytes per ps its port can send
+  Time latency(topo::LinkId l, bool perturbed) const {
+    return links_[l].latency + (perturbed ? links_[l].extra_latency : 0);
+  }
+  std::vector<LinkState> links_;          // by link
+  std::vector<BitsPerSecond> link_rate_;  // by link: its rate once perturbed (cells not full)
   std::vector<Time> gpu_at_;
   std::vector<double> gpu_slowdown_;
   std::vector<std::uint8_t> flow_class_;  // by flow: switch class

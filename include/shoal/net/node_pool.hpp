@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <vector>
 
+#include "shoal/core/prefetch.hpp"
+
 namespace shoal::net {
 
 template <class Node>  // Node has a std::uint32_t `next`
@@ -22,6 +24,9 @@ class NodePool {
       nodes_.push_back(value);
     } else {
       free_ = nodes_[i].next;
+      // The free list's head is the next add()'s first read, and a node freed
+      // long ago is cold: fetch it now, while the caller works on this one.
+      if (free_ != kNone) core::prefetch(&nodes_[free_]);
       nodes_[i] = value;
     }
     return i;

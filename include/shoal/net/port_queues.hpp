@@ -101,12 +101,12 @@ class PortQueues {
     if (turn.front != kNone) core::prefetch(&lanes_[turn.front]);
   }
 
-  /// Where push() will look for (link, class, flow): a prefetch hint.
-  const void* slot_address(topo::LinkId link, int cls, std::uint32_t flow) const {
-    return &table_[home(make_key(link, cls, round_robin_ ? flow : kAnyFlow))];
+  /// Fetches where push() will look for (link, class, flow).
+  void prefetch_slot(topo::LinkId link, int cls, std::uint32_t flow) const {
+    prefetch_probe(home(make_key(link, cls, round_robin_ ? flow : kAnyFlow)));
   }
   const void* front_address(const Turn& turn) const { return &lanes_[turn.front]; }
-  /// Once slot_address() is in cache: fetches the lane push() will append to
+  /// Once prefetch_slot() has fetched it: fetches the lane push() will append to
   /// (when it sits in its home slot) and the cell it will reuse.
   void prefetch_push(topo::LinkId link, int cls, std::uint32_t flow) const {
     const std::uint64_t key = make_key(link, cls, round_robin_ ? flow : kAnyFlow);
@@ -119,7 +119,7 @@ class PortQueues {
   void prefetch_front(const Turn& turn, topo::LinkId link, int cls) const {
     const Lane& lane = lanes_[turn.front];
     core::prefetch(&cells_[lane.front]);
-    if (lane.front == lane.back) core::prefetch(&table_[home(make_key(link, cls, lane.flow))]);
+    if (lane.front == lane.back) prefetch_probe(home(make_key(link, cls, lane.flow)));
   }
   /// Once prefetch_front() has fetched it: the link the front cell came in by.
   topo::LinkId front_in_link(const Turn& turn) const {
@@ -169,6 +169,12 @@ class PortQueues {
   }
   std::size_t home(std::uint64_t key) const {
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  /// A probe from `at` reads on until it meets an empty slot (erase() always
+  /// does): fetch the slots after it too, often on the next line.
+  void prefetch_probe(std::size_t at) const {
+    core::prefetch(&table_[at]);
+    core::prefetch(&table_[(at + 3) & mask_]);
   }
 
   /// Linear probing with backward-shift deletion: no tombstones, so probe

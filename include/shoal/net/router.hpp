@@ -47,12 +47,17 @@ class Router {
     }
     const auto links = fabric_.next_links(here, dag_.flows()[flow].dst);
     if (links.empty()) return topo::kNoLink;
-    return topo::Fabric::ecmp_pick(links, here, flow_hash_[flow]);
+    return topo::Fabric::ecmp_pick(links, here, flow_hash(flow));
+  }
+
+  /// A flow's stable hash, for ECMP: computed, not stored (a table by flow
+  /// cost a cache miss per cell-hop).
+  static std::uint64_t flow_hash(std::uint32_t flow) {
+    return core::mix64(std::uint64_t{flow} * 0x9E37 + 1);
   }
 
   bool failed(topo::LinkId l, Time now) const { return now >= fail_at_[l]; }
   Time fail_at(topo::LinkId l) const { return fail_at_[l]; }
-  const std::uint64_t* flow_hash_data() const { return flow_hash_.data(); }
 
  private:
   topo::LinkId nic_port(work::GpuId g, std::uint32_t flow, Time now) const;
@@ -71,7 +76,6 @@ class Router {
   std::vector<Time> fail_at_;
   const std::vector<std::int32_t>& queued_;
   Time first_failure_ = kTimeInfinity;
-  std::vector<std::uint64_t> flow_hash_;
 };
 
 }  // namespace shoal::net
