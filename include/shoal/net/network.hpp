@@ -158,20 +158,14 @@ class Network {
     const std::uint32_t link = ev.tag >> 4;
     switch (ev.tag & 15) {
       case kPortFree:
-      case kCredit: {
-        const char* port = reinterpret_cast<const char*>(&ports_[link]);
-        core::prefetch(port);
-        core::prefetch(port + 64);
+      case kCredit:
+        prefetch_sender(link);
         core::prefetch(&own_[link]);  // at a NIC, its own flows come next
-        core::prefetch(&links_[link]);
-        prefetch_tally(link);
         return;
-      }
       case kCellHead: {
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
         core::prefetch(&dag_.flows()[flow]);
-        core::prefetch(&links_[link]);
-        core::prefetch(&ports_[link]);  // its credit goes back to the port it came from
+        prefetch_credit_return(link);  // the link it came by; also its serialization time
         return;
       }
       default:
@@ -204,10 +198,7 @@ class Network {
           queues_.prefetch_front(turn, link, cls);
         } else {
           const topo::LinkId in = queues_.front_in_link(turn);
-          if (in != topo::kNoLink) {
-            core::prefetch(&ports_[in]);
-            core::prefetch(&links_[in]);
-          }
+          if (in != topo::kNoLink) prefetch_credit_return(in);
         }
         return;
       }
@@ -222,12 +213,8 @@ class Network {
         }
         const int cls = static_cast<int>((ev.payload >> 24) & 7);
         if (stage == 1) {
-          const char* port = reinterpret_cast<const char*>(&ports_[out]);
-          core::prefetch(port);
-          core::prefetch(port + 64);
+          prefetch_sender(out);
           queues_.prefetch_slot(out, cls, flow);
-          core::prefetch(&links_[out]);
-          prefetch_tally(out);
         } else {
           queues_.prefetch_push(out, cls, flow);
         }
@@ -435,11 +422,22 @@ class Network {
     std::array<std::uint64_t, kClasses> bytes{};
   };
   static_assert(sizeof(LinkTally) == 64);
+  /// What returning a credit over `link` reads: its port's first line and its link state.
+  void prefetch_credit_return(topo::LinkId link) const {
+    core::prefetch(&ports_[link]);
+    core::prefetch(&links_[link]);
+  }
   std::vector<LinkTally> tallies_;        // by link, with record
   std::vector<std::uint64_t> busy_time_;  // by link, with record: time spent serializing
   LinkBins bins_;                         // with record, link_util_bin > 0 and link_util_top > 0
   bool binning_ = false;
-  void prefetch_tally(topo::LinkId link) const {
+  /// What sending a cell on `link` reads: both lines of its port, its link
+  /// state and, when recording, its counters.
+  void prefetch_sender(topo::LinkId link) const {
+    const char* port = reinterpret_cast<const char*>(&ports_[link]);
+    core::prefetch(port);
+    core::prefetch(port + 64);
+    core::prefetch(&links_[link]);
     if (!tallies_.empty()) {
       core::prefetch(&tallies_[link]);
       core::prefetch(&busy_time_[link]);
