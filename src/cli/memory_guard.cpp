@@ -105,23 +105,27 @@ void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::ui
   }
 }
 
-std::function<void(const work::Dag&)> dag_growth_guard(int ranks_on_node, const RunSetup& setup) {
+work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup) {
   const std::uint64_t start = resident_bytes();
   const std::uint64_t available = available_bytes();
-  return [=, &setup](const work::Dag& dag) {
-    const std::uint64_t now = resident_bytes();
-    const std::uint64_t taken = now > start ? now - start : 0;
+  return [=, &setup](const work::Dag& dag, std::uint64_t growing) {
+    // `growing`: an array about to be reallocated (both held for a moment).
+    const std::uint64_t resident = resident_bytes();
+    const std::uint64_t taken = resident > start ? resident - start : 0;
     const std::string what = "memory: building the workload took " + gib(taken) + " per rank by " +
                              std::to_string(dag.tasks().size()) + " tasks, " +
                              std::to_string(dag.coflows().size()) + " coflows and " +
                              std::to_string(dag.flows().size()) + " flows, and it is not done";
-    if (setup.memory_limit > 0 && now > setup.memory_limit) {
-      throw Error(what + ": " + gib(now) + " resident, over run.memory_limit = " +
-                  gib(setup.memory_limit) + "; raise the limit or use a smaller workload");
+    const std::string growth =
+        growing > 0 ? " plus " + gib(growing) + " for an array about to grow" : std::string{};
+    if (setup.memory_limit > 0 && resident + growing > setup.memory_limit) {
+      throw Error(what + ": " + gib(resident) + " resident" + growth +
+                  ", over run.memory_limit = " + gib(setup.memory_limit) +
+                  "; raise the limit or use a smaller workload");
     }
-    const std::uint64_t need = taken * static_cast<std::uint64_t>(ranks_on_node);
+    const std::uint64_t need = (taken + growing) * static_cast<std::uint64_t>(ranks_on_node);
     if (available != kUnknown && need > available) {
-      throw Error(what + "; the " + std::to_string(ranks_on_node) + " rank" +
+      throw Error(what + growth + "; the " + std::to_string(ranks_on_node) + " rank" +
                   (ranks_on_node == 1 ? "" : "s") + " on this node (each holds the whole DAG) " +
                   "need more than the " + gib(available) +
                   " it had available: run fewer ranks per node, on a node with more memory, or a "

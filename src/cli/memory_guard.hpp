@@ -27,6 +27,6 @@ void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::ui
 /// Error once this rank's resident memory passes setup.memory_limit, or once
 /// what the DAG has taken, times the ranks on this node, passes what the node
 /// had available when the build began. `setup` must outlive the build.
-std::function<void(const work::Dag&)> dag_growth_guard(int ranks_on_node, const RunSetup& setup);
+work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup);
 
 }  // namespace shoal::cli

@@ -51,6 +51,7 @@ void check_gpu_id(const std::string& node, GpuId gpu) {
 NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after,
                       const TaskLabels& labels) {
   check_gpu_id("task \"" + name + "\"", gpu);
+  make_room(tasks_, 1);
   const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(tasks_.size())};
   add_name(name, node);
   tasks_.push_back({std::move(name), gpu, duration, {}, labels});
@@ -64,6 +65,8 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   for (const Flow& f : flows) {
     check_gpu_id("coflow \"" + name + "\"", std::max(f.src, f.dst));
   }
+  make_room(coflows_, 1);
+  make_room(flows_, flows.size());
   const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
   add_name(name, node);
   Coflow c;

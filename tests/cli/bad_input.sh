@@ -183,7 +183,7 @@ expect_error memory-guard "for the network and engine), over run.memory_limit = 
   run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=200MiB
 expect_error memory-guard-dag "flows, and it is not done: " \
   run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=60MiB
-expect_error memory-guard-dag-limit " resident, over run.memory_limit = 60 MiB; raise the limit or use a smaller workload" \
+expect_error memory-guard-dag-limit ", over run.memory_limit = 60 MiB; raise the limit or use a smaller workload" \
   run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=60MiB
 
 run_config perturb-node.toml '\n[[perturbation]]\nlink = "gpu 0 -> spine 9"'

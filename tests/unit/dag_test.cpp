@@ -101,7 +101,8 @@ TEST(Dag, AddTaskAndCoflow) {
 TEST(Dag, GrowthCheckRunsEvery4096NodesAndCanStopTheBuild) {
   Dag dag;
   std::vector<std::size_t> seen;  // nodes present at each check
-  dag.set_growth_check([&](const Dag& d) {
+  dag.set_growth_check([&](const Dag& d, std::uint64_t growing) {
+    if (growing > 0) return;  // the checks before a growth: the test below
     seen.push_back(d.tasks().size() + d.coflows().size());
     if (seen.size() == 2) throw Error("stop");
   });
@@ -125,6 +126,45 @@ TEST(Dag, GrowthCheckRunsEvery4096NodesAndCanStopTheBuild) {
   dag.set_growth_check({});
   for (int i = 0; i < 5000; ++i) add();  // no check any more
   EXPECT_EQ(seen.size(), 2u);
+}
+
+// The guard must see a growth of the flows array before it happens, with the
+// bytes the new array takes, and can stop it: a build cannot overshoot its
+// last check by a doubling.
+TEST(Dag, GrowthCheckSeesAnArrayGrowBeforeItDoes) {
+  Dag dag;
+  const std::vector<Flow> eight(8, Flow{0, 1, 100});
+  // Per add: each check's bytes and the flows' capacity when it ran.
+  std::vector<std::pair<std::uint64_t, std::size_t>> calls;
+  std::uint64_t stop_at = 0;
+  dag.set_growth_check([&](const Dag& d, std::uint64_t growing) {
+    if (growing == 0) return;
+    calls.emplace_back(growing, d.flows().capacity());
+    if (growing == stop_at) throw Error("stop");
+  });
+  int grew = 0;
+  for (int i = 0; i < 100; ++i) {
+    calls.clear();
+    const std::size_t before = dag.flows().capacity();
+    dag.add_coflow("c" + std::to_string(i), {}, 0, eight, {});
+    const std::size_t after = dag.flows().capacity();
+    if (after == before) continue;
+    ++grew;
+    ASSERT_FALSE(calls.empty());
+    EXPECT_EQ(calls.back().first, after * sizeof(Flow));  // told the new array's bytes
+    EXPECT_EQ(calls.back().second, before);               // before it grew
+    EXPECT_GE(after, 2 * before);                         // doubling: amortized
+  }
+  EXPECT_GE(grew, 6);
+  // Stopping at the next growth of the flows leaves their array as it was.
+  const std::size_t capacity = dag.flows().capacity();
+  stop_at = std::max(dag.flows().size() + 8, 2 * capacity) * sizeof(Flow);
+  int added = 0;
+  EXPECT_THROW(while (added < 1000) dag.add_coflow("d" + std::to_string(added++), {}, 0, eight, {}),
+               Error);
+  EXPECT_LT(added, 1000);
+  EXPECT_EQ(dag.flows().capacity(), capacity);  // never grown
+  EXPECT_GT(dag.flows().size() + 8, capacity);  // it was full
 }
 
 TEST(Dag, Empty) {

@@ -97,9 +97,12 @@ class Dag {
   NodeRef add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                      std::span<const Flow> flows, std::vector<std::string> after);
 
-  /// Calls `check` every 4,096 nodes added (the resource guard watching a large
-  /// DAG grow; it throws to stop the build). Empty: no check.
-  void set_growth_check(std::function<void(const Dag&)> check) { growth_check_ = std::move(check); }
+  /// The resource guard watching a large DAG grow (it throws to stop the
+  /// build): called with 0 every 4,096 nodes added, and, just before the
+  /// tasks, coflows or flows grow their array, with the bytes the new array
+  /// will take (the old one is still held then). Empty: no check.
+  using GrowthCheck = std::function<void(const Dag&, std::uint64_t growing)>;
+  void set_growth_check(GrowthCheck check) { growth_check_ = std::move(check); }
 
   /// Turns dependency names into references; an Error names an unknown one.
   void resolve();
@@ -132,13 +135,23 @@ class Dag {
   std::vector<std::vector<std::string>> task_after_names_;
   std::vector<std::vector<std::string>> coflow_after_names_;
   bool resolved_ = false;
-  std::function<void(const Dag&)> growth_check_;
+  GrowthCheck growth_check_;
   std::uint32_t added_since_check_ = 0;
   void grew() {
     if (growth_check_ && ++added_since_check_ == 4096) {
       added_since_check_ = 0;
-      growth_check_(*this);
+      growth_check_(*this, 0);
     }
+  }
+  /// Grows `v` to hold `more` elements, doubling at least, after the growth
+  /// check has seen what the new array takes: the guard sees a growth before it
+  /// happens, not after.
+  template <class T>
+  void make_room(std::vector<T>& v, std::size_t more) {
+    if (v.size() + more <= v.capacity()) return;
+    const std::size_t capacity = std::max(v.size() + more, 2 * v.capacity());
+    if (growth_check_) growth_check_(*this, std::uint64_t{capacity} * sizeof(T));
+    v.reserve(capacity);
   }
 };
 
