@@ -24,9 +24,10 @@ void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::ui
 
 /// The same guard while read_config builds the workload's DAG (which every
 /// rank holds whole): a check for work::Dag::set_growth_check that throws an
-/// Error once this rank's resident memory passes setup.memory_limit, or once
-/// what the DAG has taken, times the ranks on this node, passes what the node
-/// had available when the build began. `setup` must outlive the build.
+/// Error once this rank's resident memory, with the array the DAG is about to
+/// grow, would pass setup.memory_limit, or once what the DAG has taken and is
+/// about to take, times the ranks on this node, would pass what the node had
+/// available when the build began. `setup` must outlive the build.
 work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup);
 
 }  // namespace shoal::cli
