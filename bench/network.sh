@@ -12,7 +12,11 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=1
 if [ "${1:-}" = "-n" ]; then
-  runs=${2:?-n needs a number of runs}
+  runs=${2:-}
+  if ! [[ $runs =~ ^[1-9][0-9]*$ ]]; then
+    echo "bench/network.sh: -n needs a positive number of runs, got '$runs'" >&2
+    exit 2
+  fi
   shift 2
 fi
 configs=("$@")
