@@ -299,7 +299,9 @@ bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim)
   return true;
 }
 
-void Network::enqueue(LinkId out, int cls, const Cell& cell) {
+// Inline, so that a cell built by the caller reaches its pool node from registers
+// (core/event_buffer.hpp says why a copy through memory costs).
+[[gnu::always_inline]] inline void Network::enqueue(LinkId out, int cls, const Cell& cell) {
   Port& port = ports_[out];
   if (count_queued_) ++queued_cells_[out];
   port.queued |= static_cast<std::uint8_t>(1u << cls);

@@ -178,16 +178,28 @@ class Network {
   /// will be queued at and its lane's hash slot, then the lane; for a port,
   /// the lane it will serve next, then that lane's front cell (and the hash
   /// slot if the lane empties), then the port upstream that the cell's credit
-  /// goes to; at a NIC its own flows' groups, then the front flow.
+  /// goes to; at a NIC its own flows' groups, then the front flow, then what
+  /// is kept about that flow.
   void prefetch_stage(const core::Event& ev, int stage) const {
     switch (ev.tag & 15) {
       case kPortFree:
       case kCredit: {
         const topo::LinkId link = ev.tag >> 4;
         const Port& port = ports_[link];
-        if (port.has_own && stage < 3) {
-          const void* next = stage == 1 ? own_[link].groups_address() : own_[link].front_address();
-          if (next != nullptr) core::prefetch(next);
+        if (port.has_own) {
+          const KeyedFlows& own = own_[link];
+          if (stage == 3) {
+            // What send_own reads about its first flow, by flow id: three arrays.
+            if (!own.empty()) {
+              const std::uint32_t f = own.front(0);
+              core::prefetch(&to_send_[f]);
+              core::prefetch(&flow_key_[f]);
+              core::prefetch(&flow_class_[f]);
+            }
+          } else {
+            const void* next = stage == 1 ? own.groups_address() : own.front_address();
+            if (next != nullptr) core::prefetch(next);
+          }
         }
         if (port.queued == 0) return;
         const int cls = std::countr_zero(port.queued);

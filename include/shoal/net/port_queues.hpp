@@ -47,7 +47,8 @@ class PortQueues {
   /// `round_robin`: one lane per flow; otherwise one per port class (FIFO).
   explicit PortQueues(bool round_robin) : round_robin_(round_robin) { rehash(1024); }
 
-  void push(Turn& turn, topo::LinkId link, int cls, const Cell& cell) {
+  // Inline: the caller's cell then reaches its node from registers (see Network::enqueue).
+  [[gnu::always_inline]] void push(Turn& turn, topo::LinkId link, int cls, const Cell& cell) {
     const std::uint32_t flow = round_robin_ ? cell.flow : kAnyFlow;
     const std::uint64_t key = make_key(link, cls, flow);
     std::size_t at = home(key);
