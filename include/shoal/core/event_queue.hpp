@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "shoal/core/event.hpp"
+#include "shoal/core/event_buffer.hpp"
 
 namespace shoal::core {
 
@@ -43,15 +44,23 @@ class EventQueue {
     return near_.size() > k ? &near_[near_.size() - 1 - k] : nullptr;
   }
 
-  void push(const Event& e) {
+  void push(const Event& e) { push(e.time, e.tiebreak, e.target, e.tag, e.payload); }
+
+  /// The same, from the fields: the engine's send path, where the fields are in
+  /// registers (EventBuffer says why they should not go through memory).
+  [[gnu::always_inline]] void push(Time time, std::uint64_t tiebreak, EntityId target,
+                                   std::uint32_t tag, std::uint64_t payload) {
     ++size_;
     ++pushes_since_spread_;
-    place(e);
-    if (near_.empty() && late_.empty()) {
-      refill();
-    } else if (late_.size() > kLateLimit && pushes_since_spread_ >= size_) [[unlikely]] {
-      respread();
+    // Inline, the common case: a time in the buckets, while the queue holds
+    // other events and the heap of late pushes is small.
+    if (time >= near_end_ && time < ring_end_ && size_ > 1 &&
+        (late_.size() <= kLateLimit || pushes_since_spread_ < size_)) [[likely]] {
+      buckets_[static_cast<std::size_t>((time - base_) >> width_shift_)].emplace_back(
+          time, tiebreak, target, tag, payload);
+      return;
     }
+    push_elsewhere(time, tiebreak, target, tag, payload);
   }
 
   void pop() {
@@ -96,14 +105,21 @@ class EventQueue {
   };
   static constexpr After after{};
 
-  void place(const Event& e) {
-    if (e.time < near_end_) {
-      late_.push_back(e);
+  [[gnu::noinline]] void push_elsewhere(Time time, std::uint64_t tiebreak, EntityId target,
+                                        std::uint32_t tag, std::uint64_t payload) {
+    if (time < near_end_) {
+      late_.push_back(Event{time, tiebreak, target, tag, payload});
       std::push_heap(late_.begin(), late_.end(), after);
-    } else if (e.time < ring_end_) {
-      buckets_[static_cast<std::size_t>((e.time - base_) >> width_shift_)].push_back(e);
+    } else if (time < ring_end_) {
+      buckets_[static_cast<std::size_t>((time - base_) >> width_shift_)].emplace_back(
+          time, tiebreak, target, tag, payload);
     } else {
-      overflow_.push_back(e);
+      overflow_.emplace_back(time, tiebreak, target, tag, payload);
+    }
+    if (near_.empty() && late_.empty()) {
+      refill();
+    } else if (late_.size() > kLateLimit && pushes_since_spread_ >= size_) [[unlikely]] {
+      respread();
     }
   }
 
@@ -114,7 +130,7 @@ class EventQueue {
       spread_overflow();
       while (buckets_[cursor_].empty()) ++cursor_;
     }
-    std::vector<Event>& bucket = buckets_[cursor_];
+    EventBuffer& bucket = buckets_[cursor_];
     std::sort(bucket.begin(), bucket.end(), after);  // latest first: serve from the back
     near_.swap(bucket);                              // the old near_ (empty) keeps its capacity
     ++cursor_;
@@ -175,7 +191,7 @@ class EventQueue {
         overflow_[kept++] = e;
       }
     }
-    overflow_.resize(kept);
+    overflow_.shrink_to(kept);
     pushes_since_spread_ = 0;
   }
 
@@ -183,12 +199,12 @@ class EventQueue {
   /// were too wide for the events now coming.
   void respread() {
     ++respreads_;
-    overflow_.insert(overflow_.end(), near_.begin(), near_.end());
-    overflow_.insert(overflow_.end(), late_.begin(), late_.end());
+    overflow_.append(near_.begin(), near_.end());
+    overflow_.append(late_.data(), late_.data() + late_.size());
     near_.clear();
     late_.clear();
     for (std::size_t b = cursor_; b < buckets_.size(); ++b) {
-      overflow_.insert(overflow_.end(), buckets_[b].begin(), buckets_[b].end());
+      overflow_.append(buckets_[b].begin(), buckets_[b].end());
       buckets_[b].clear();
     }
     cursor_ = buckets_.size();
@@ -196,11 +212,11 @@ class EventQueue {
   }
 
   std::size_t size_ = 0;
-  std::vector<Event> near_;  // sorted, earliest at the back
+  EventBuffer near_;         // sorted, earliest at the back
   std::vector<Event> late_;  // min-heap of pushes for times before near_end_
-  std::vector<std::vector<Event>> buckets_;
-  std::vector<Event> overflow_;  // times at or after ring_end_
-  std::vector<Time> sample_;     // spread_overflow's scratch
+  std::vector<EventBuffer> buckets_;
+  EventBuffer overflow_;      // times at or after ring_end_
+  std::vector<Time> sample_;  // spread_overflow's scratch
   std::size_t pushes_since_spread_ = 0;
   std::uint64_t respreads_ = 0;
   Time base_ = 0;

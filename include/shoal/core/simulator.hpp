@@ -114,7 +114,7 @@ class Simulator {
     std::uint64_t& seq = cores_[source].sequence;
     if (seq > kMaxSequence) [[unlikely]]
       reject_sequence(source);
-    const Event ev{time, make_tiebreak(source, seq++), target, tag, payload};
+    const std::uint64_t tiebreak = make_tiebreak(source, seq++);
     if (time >= end_time_) {  // never processed: keep the queue small, remember it existed
       events_beyond_end_ = true;
       return;
@@ -122,12 +122,12 @@ class Simulator {
     const int owner = single_rank_ ? 0 : entity_rank_[target];
     if (owner == rank_) {
       if (replace_top_pending_) {
-        queue_.replace_top(ev);
+        queue_.pop();
         replace_top_pending_ = false;
-      } else {
-        queue_.push(ev);
       }
+      queue_.push(time, tiebreak, target, tag, payload);  // by field: see EventBuffer
     } else {
+      const Event ev{time, tiebreak, target, tag, payload};
       if (time < window_end_) [[unlikely]]
         reject_lookahead(ev);
       outboxes_[static_cast<std::size_t>(owner)].push_back(ev);
