@@ -198,6 +198,29 @@ TEST(EventQueue, ManyEqualTimesBrokenByTiebreak) {
 
 TEST(EventQueue, AllAtOneTime) { push_all_then_pop(3, 20'000, 1, 16); }
 
+TEST(EventQueue, LockstepTimesWithSequencesPushedBackwards) {
+  // A training run's shape: hundreds of events at each of a few quantized times
+  // (buckets sorted by counting passes, core/bucket_sort.hpp), here with each
+  // source's sequence numbers pushed in falling order, so no source's events
+  // arrive in order.
+  Checked c(6);
+  std::vector<Event> all;
+  std::uint64_t sequence = 1'000'000;
+  for (int i = 0; i < 60'000; ++i) {
+    Event e;
+    e.time = 327'680 * static_cast<Time>(c.rng().below(40));
+    e.tiebreak = make_tiebreak(static_cast<EntityId>(c.rng().below(300)), sequence--);
+    e.target = static_cast<EntityId>(i);
+    e.payload = static_cast<std::uint64_t>(i);
+    all.push_back(e);
+    ASSERT_TRUE(c.push(e));
+  }
+  ASSERT_TRUE(c.drain());
+  std::sort(all.begin(), all.end(), before);
+  ASSERT_EQ(c.popped().size(), all.size());
+  for (std::size_t i = 0; i < all.size(); ++i) ASSERT_TRUE(same(c.popped()[i], all[i])) << i;
+}
+
 TEST(EventQueue, HoldModelWithReplaceTop) {
   // The classic calendar-queue load: pop the earliest, push it again a random
   // (exponential) time later, with a steady population.

@@ -50,6 +50,11 @@ class EventBuffer {
     e.tag = tag;
     e.payload = payload;
   }
+  /// n events whose values the caller writes next.
+  void resize_for_overwrite(std::size_t n) {
+    if (n > capacity_) grow(n);
+    size_ = n;
+  }
   void pop_back() { --size_; }
   void clear() { size_ = 0; }
   /// Keeps the first `n` events (n <= size()).

@@ -21,6 +21,7 @@
 #include <limits>
 #include <vector>
 
+#include "shoal/core/bucket_sort.hpp"
 #include "shoal/core/event.hpp"
 #include "shoal/core/event_buffer.hpp"
 
@@ -88,6 +89,8 @@ class EventQueue {
  private:
   static constexpr std::size_t kEventsPerBucket = 128;
   static constexpr std::size_t kMaxBuckets = std::size_t{1} << 20;
+  // A bucket this large is sorted by sort_bucket where it can be, not std::sort.
+  static constexpr std::size_t kRadixFrom = 48;
   static constexpr std::size_t kLateLimit = 4 * kEventsPerBucket;  // the heap grew: re-spread
   static constexpr std::size_t kSample = 64;                       // times sampled for the density
   static constexpr Time kNoTime = std::numeric_limits<Time>::min();
@@ -131,8 +134,10 @@ class EventQueue {
       while (buckets_[cursor_].empty()) ++cursor_;
     }
     EventBuffer& bucket = buckets_[cursor_];
-    std::sort(bucket.begin(), bucket.end(), after);  // latest first: serve from the back
-    near_.swap(bucket);                              // the old near_ (empty) keeps its capacity
+    if (!(bucket.size() >= kRadixFrom && sort_bucket(bucket, near_, scratch_))) {
+      std::sort(bucket.begin(), bucket.end(), after);  // latest first: serve from the back
+      near_.swap(bucket);                              // the old near_ (empty) keeps its capacity
+    }
     ++cursor_;
     near_end_ = bucket_start(cursor_);
   }
@@ -216,6 +221,7 @@ class EventQueue {
   std::vector<Event> late_;  // min-heap of pushes for times before near_end_
   std::vector<EventBuffer> buckets_;
   EventBuffer overflow_;      // times at or after ring_end_
+  EventBuffer scratch_;       // sort_bucket's workspace
   std::vector<Time> sample_;  // spread_overflow's scratch
   std::size_t pushes_since_spread_ = 0;
   std::uint64_t respreads_ = 0;
