@@ -71,8 +71,8 @@ EventBuffer to_buffer(const std::vector<Event>& events) {
   std::sort(expected.begin(), expected.end(),
             [](const Event& a, const Event& b) { return before(b, a); });
   EventBuffer bucket = to_buffer(events);
-  EventBuffer out, scratch;
-  if (!sort_bucket(bucket, out, scratch)) return ::testing::AssertionFailure() << "declined";
+  EventBuffer out;
+  if (!sort_bucket(bucket, out)) return ::testing::AssertionFailure() << "declined";
   if (!bucket.empty()) return ::testing::AssertionFailure() << "the bucket was not emptied";
   if (out.size() != expected.size()) {
     return ::testing::AssertionFailure() << out.size() << " events out of " << expected.size();
@@ -138,8 +138,8 @@ TEST(BucketSort, DeclinesNineTimesAndWideSourceSpans) {
       events.back().tiebreak = make_tiebreak(65536, 0);
     }
     EventBuffer bucket = to_buffer(events);
-    EventBuffer out, scratch;
-    EXPECT_FALSE(sort_bucket(bucket, out, scratch));
+    EventBuffer out;
+    EXPECT_FALSE(sort_bucket(bucket, out));
     ASSERT_EQ(bucket.size(), events.size());
     EXPECT_TRUE(out.empty());
     for (std::size_t i = 0; i < events.size(); ++i) {

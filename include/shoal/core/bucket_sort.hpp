@@ -24,10 +24,10 @@
 namespace shoal::core {
 
 /// Moves the events of `bucket` into `out` (empty), latest first, in the order
-/// std::sort by the event key would give reversed; `scratch` is workspace.
+/// std::sort by the event key would give reversed; `bucket` is left empty.
 /// Returns false, touching nothing, where the bucket has more than 8 distinct
 /// times or its sources span 2^16 ids or more: std::sort is the way there.
-inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, EventBuffer& scratch) {
+inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out) {
   constexpr std::size_t kMaxTimes = 8;
   const std::size_t n = bucket.size();
   std::array<Time, kMaxTimes> times{};
@@ -59,10 +59,11 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, EventBuffer& scra
     to.resize_for_overwrite(n);
     for (const Event& e : from) to[at[digit(e)]++] = e;
   };
-  // Passes go back and forth between scratch and out; `at` holds the latest.
-  pass(bucket, scratch, [lo](const Event& e) { return (e.source() - lo) & 0xFF; });
-  EventBuffer* at = &scratch;
-  auto next = [&] { return at == &scratch ? &out : &scratch; };
+  // Passes go back and forth between the bucket and out (no third buffer: a
+  // bucket at the start of a training run can hold millions of events).
+  EventBuffer* at = &out;
+  auto next = [&] { return at == &out ? &bucket : &out; };
+  pass(bucket, out, [lo](const Event& e) { return (e.source() - lo) & 0xFF; });
   if (span >= 256) {
     EventBuffer* to = next();
     pass(*at, *to, [lo](const Event& e) { return (e.source() - lo) >> 8; });
@@ -88,13 +89,8 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, EventBuffer& scra
     });
     at = to;
   }
-  // Served from the back: latest first.
-  if (at == &out) {
-    std::reverse(out.begin(), out.end());
-  } else {
-    out.resize_for_overwrite(n);
-    for (std::size_t i = 0; i < n; ++i) out[i] = (*at)[n - 1 - i];
-  }
+  if (at != &out) out.swap(bucket);
+  std::reverse(out.begin(), out.end());  // served from the back: latest first
   bucket.clear();
   return true;
 }

