@@ -130,6 +130,12 @@ TEST(BucketSort, LargeBucketsAndSmallOnes) {
   }
 }
 
+TEST(BucketSort, DeclinesAnEmptyBucket) {
+  EventBuffer bucket, out;
+  EXPECT_FALSE(sort_bucket(bucket, out));
+  EXPECT_TRUE(out.empty());
+}
+
 TEST(BucketSort, DeclinesNineTimesAndWideSourceSpans) {
   for (const Shape shape : {Shape{300, 9, 10, 0, false}, Shape{300, 1, 70'000, 0, false}}) {
     std::vector<Event> events = make_bucket(shape, 3);

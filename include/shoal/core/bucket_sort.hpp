@@ -4,7 +4,7 @@
 // Why: a training run's cells move in lockstep, so most buckets the event
 // queue serves hold hundreds of events at one or a few times
 // (docs/performance.md, seventh measurement), and std::sort's partitions
-// mispredict about every other branch on them. The key is (time, source
+// branch on comparisons whose outcomes no predictor can guess. The key is (time, source
 // entity, the source's sequence number). The sources of one bucket span a small
 // range of entity ids, so stable counting passes do most of the work: one or
 // two byte-wide passes on the source, then one on the time's rank among the
@@ -25,11 +25,12 @@ namespace shoal::core {
 
 /// Moves the events of `bucket` into `out` (empty), latest first, in the order
 /// std::sort by the event key would give reversed; `bucket` is left empty.
-/// Returns false, touching nothing, where the bucket has more than 8 distinct
-/// times or its sources span 2^16 ids or more: std::sort is the way there.
+/// Returns false, touching nothing, where the bucket is empty, has more than 8
+/// distinct times or its sources span 2^16 ids or more: std::sort is the way there.
 inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out) {
   constexpr std::size_t kMaxTimes = 8;
   const std::size_t n = bucket.size();
+  if (n == 0) return false;
   std::array<Time, kMaxTimes> times{};
   std::size_t distinct = 0;
   EntityId lo = bucket[0].source();
