@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shoal/core/random.hpp"
@@ -166,18 +167,10 @@ TEST(EventQueue, ReplaceTopOnSingleEvent) {
   EXPECT_EQ(q.top().tiebreak, b.tiebreak);
 }
 
-/// Pushes everything, then pops everything: the order must be std::sort by before().
-void push_all_then_pop(std::uint64_t seed, std::size_t n, Time max_time, EntityId sources) {
-  Checked c(seed);
-  std::vector<Event> all;
-  all.reserve(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    const Event e =
-        c.make(static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(max_time))), sources);
-    all.push_back(e);
-    ASSERT_TRUE(c.push(e));
-  }
-  ASSERT_EQ(c.queue().size(), n);
+/// Pushes all of `all`, then pops everything: the order must be std::sort by before().
+void push_then_pop_in_order(Checked& c, std::vector<Event> all) {
+  for (const Event& e : all) ASSERT_TRUE(c.push(e));
+  ASSERT_EQ(c.queue().size(), all.size());
   ASSERT_TRUE(c.drain());
   std::sort(all.begin(), all.end(), before);
   ASSERT_EQ(c.popped().size(), all.size());
@@ -185,6 +178,18 @@ void push_all_then_pop(std::uint64_t seed, std::size_t n, Time max_time, EntityI
     ASSERT_TRUE(same(c.popped()[i], all[i])) << i;
   }
   EXPECT_TRUE(c.queue().empty());
+}
+
+/// n events at random times below max_time from `sources` sources, pushed then popped.
+void push_all_then_pop(std::uint64_t seed, std::size_t n, Time max_time, EntityId sources) {
+  Checked c(seed);
+  std::vector<Event> all;
+  all.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    all.push_back(
+        c.make(static_cast<Time>(c.rng().below(static_cast<std::uint64_t>(max_time))), sources));
+  }
+  push_then_pop_in_order(c, std::move(all));
 }
 
 TEST(EventQueue, HundredThousandEventsPopInSortedOrder) {
@@ -213,12 +218,8 @@ TEST(EventQueue, LockstepTimesWithSequencesPushedBackwards) {
     e.target = static_cast<EntityId>(i);
     e.payload = static_cast<std::uint64_t>(i);
     all.push_back(e);
-    ASSERT_TRUE(c.push(e));
   }
-  ASSERT_TRUE(c.drain());
-  std::sort(all.begin(), all.end(), before);
-  ASSERT_EQ(c.popped().size(), all.size());
-  for (std::size_t i = 0; i < all.size(); ++i) ASSERT_TRUE(same(c.popped()[i], all[i])) << i;
+  push_then_pop_in_order(c, std::move(all));
 }
 
 TEST(EventQueue, HoldModelWithReplaceTop) {

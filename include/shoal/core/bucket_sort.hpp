@@ -4,12 +4,12 @@
 // Why: a training run's cells move in lockstep, so most buckets the event
 // queue serves hold hundreds of events at one or a few times
 // (docs/performance.md, seventh measurement), and std::sort's partitions
-// branch on comparisons whose outcomes no predictor can guess. The key is (time, source
-// entity, the source's sequence number). The sources of one bucket span a small
-// range of entity ids, so stable counting passes do most of the work: one or
-// two byte-wide passes on the source, then one on the time's rank among the
-// bucket's few times. Events of one source only need their sequence numbers in
-// order, and those mostly arrive in order already.
+// branch on comparisons whose outcomes no predictor can guess. The key is
+// (time, source entity, the source's sequence number). The sources of one
+// bucket span a small range of entity ids, so stable counting passes do most
+// of the work: one or two byte-wide passes on the source, then one on the
+// time's rank among the bucket's few times. Events of one source only need
+// their sequence numbers in order, and those mostly arrive in order already.
 #pragma once
 
 #include <algorithm>
