@@ -142,6 +142,34 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       state.perturbed_cell_time = transmit_time(options.cell_size, link_rate_[l]);
     state.credit_pace = static_cast<double>(std::max(link.rate, link_rate_[l])) / (8.0 * kSecond);
   }
+  // Last links that deliver: from a GPU's NVSwitch (inside its server, so on its
+  // rank), and from its switch when it hangs off only one. A dual-plane NIC's
+  // cells come by two switches, perhaps on two ranks, and a flow's bytes must be
+  // counted in one place: those keep their events.
+  std::vector<std::uint32_t> switch_links(fabric.gpu_count(), 0);
+  std::vector<NodeId> switch_of(fabric.gpu_count(), 0);
+  for (LinkId l = 0; l < fabric.link_count(); ++l) {
+    const topo::Link& link = fabric.link(l);
+    if (fabric.node(link.to).kind == NodeKind::kGpu &&
+        fabric.node(link.from).kind == NodeKind::kSwitch) {
+      const work::GpuId g = fabric.node(link.to).index;
+      ++switch_links[g];
+      switch_of[g] = link.from;
+    }
+  }
+  inbound_.resize(fabric.gpu_count());
+  for (work::GpuId g = 0; g < fabric.gpu_count(); ++g) {
+    inbound_[g] =
+        options.deliver_on_send && switch_links[g] == 1 ? switch_of[g] : fabric.gpu_node(g);
+  }
+  for (LinkId l = 0; l < fabric.link_count() && options.deliver_on_send; ++l) {
+    const topo::Link& link = fabric.link(l);
+    if (fabric.node(link.to).kind != NodeKind::kGpu) continue;
+    const NodeKind from = fabric.node(link.from).kind;
+    links_[l].delivers =
+        from == NodeKind::kNvSwitch ||
+        (from == NodeKind::kSwitch && switch_links[fabric.node(link.to).index] == 1);
+  }
   gpu_at_.assign(fabric.gpu_count(), kTimeInfinity);
   gpu_slowdown_.assign(fabric.gpu_count(), 1.0);
   for (const GpuPerturbation& p : perturbations.gpus) {
@@ -376,9 +404,16 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
     port.free_pending = true;
     sim.send(node, finish - now, tag(kPortFree, link), 0);
   }
-  sim.send(links_[link].to, start - now + latency(link, slow), tag(kCellHead, link),
-           (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
-               (static_cast<std::uint64_t>(cls) << 24) | static_cast<std::uint64_t>(bytes));
+  const LinkState& state = links_[link];
+  const Time head = start + latency(link, slow);
+  bool last = false;
+  if (!state.delivers || head >= sim.end_time() ||
+      !delivered(link, cls, flow, bytes, head + serialize, slow, last, sim)) {
+    sim.send(state.to, head - now, tag(kCellHead, link),
+             (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
+                 (std::uint64_t{last} << kLastCellBit) | (static_cast<std::uint64_t>(cls) << 24) |
+                 static_cast<std::uint64_t>(bytes));
+  }
   if (in_link != topo::kNoLink) {
     // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
     return_credit(in_link, cls, bytes, finish - now + latency(in_link, perturbed(in_link, now)),
@@ -395,33 +430,37 @@ void Network::add_credit(LinkId link, int cls, Bytes bytes) {
   }
 }
 
+bool Network::credit_early(LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim) {
+  const LinkState& state = links_[in_link];
+  if (!options_.early_credits || !state.source_here) return false;
+  // Until the credit arrives, the port's choices only compare a class's
+  // credit with a cell (at most cell_size). If it keeps a cell's worth
+  // without this credit and without any other added early, whatever it
+  // sends meanwhile (at most delay * pace, the serialization times rounded
+  // up, plus the cell starting last), the credit's event would find nothing
+  // to do: add it now. Credits only grow otherwise, and the event's time and
+  // key leave no trace (the sender's later keys keep their order), so the
+  // run is the same. A port with a failure ahead keeps its events: one of
+  // them may be what evacuates it.
+  const Time now = sim.now();
+  Port& port = ports_[in_link];
+  if (now > port.early_until) port.early_bytes = 0;  // all of it has arrived
+  const double need = static_cast<double>(delay) * state.credit_pace +
+                      2.0 * static_cast<double>(options_.cell_size) + 64.0;
+  if (port.fail_at != kTimeInfinity || now + delay >= sim.end_time() ||
+      static_cast<double>(port.credits[cls] - port.early_bytes) < need) {
+    return false;
+  }
+  add_credit(in_link, cls, bytes);
+  port.early_bytes += static_cast<std::int32_t>(bytes);
+  port.early_until = std::max(port.early_until, now + delay);
+  return true;
+}
+
 void Network::return_credit(LinkId in_link, int cls, Bytes bytes, Time delay,
                             core::Simulator& sim) {
-  const LinkState& state = links_[in_link];
-  const Time now = sim.now();
-  if (options_.early_credits && state.source_here) {
-    // Until the credit arrives, the port's choices only compare a class's
-    // credit with a cell (at most cell_size). If it keeps a cell's worth
-    // without this credit and without any other added early, whatever it
-    // sends meanwhile (at most delay * pace, the serialization times rounded
-    // up, plus the cell starting last), the credit's event would find nothing
-    // to do: add it now. Credits only grow otherwise, and the event's time and
-    // key leave no trace (the sender's later keys keep their order), so the
-    // run is the same. A port with a failure ahead keeps its events: one of
-    // them may be what evacuates it.
-    Port& port = ports_[in_link];
-    if (now > port.early_until) port.early_bytes = 0;  // all of it has arrived
-    const double need = static_cast<double>(delay) * state.credit_pace +
-                        2.0 * static_cast<double>(options_.cell_size) + 64.0;
-    if (port.fail_at == kTimeInfinity && now + delay < sim.end_time() &&
-        static_cast<double>(port.credits[cls] - port.early_bytes) >= need) {
-      add_credit(in_link, cls, bytes);
-      port.early_bytes += static_cast<std::int32_t>(bytes);
-      port.early_until = std::max(port.early_until, now + delay);
-      return;
-    }
-  }
-  sim.send(state.from, delay, tag(kCredit, in_link),
+  if (credit_early(in_link, cls, bytes, delay, sim)) return;
+  sim.send(links_[in_link].from, delay, tag(kCredit, in_link),
            (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
 }
 
@@ -457,6 +496,36 @@ void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
   }
 }
 
+bool Network::delivered(LinkId link, int cls, std::uint32_t flow, Bytes bytes, Time tail, bool slow,
+                        bool& last, core::Simulator& sim) {
+  const work::Flow& f = dag_.flows()[flow];
+  if (gpu_of(links_[link].to) != f.dst) return false;  // relayed (PXN) on from there
+  received_[flow] += bytes;
+  if (received_[flow] > f.bytes) {
+    throw Error("conservation: flow " + std::to_string(flow) + " received " +
+                std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
+  }
+  // The last cell ends its flow at the receiver, in an event of the receiver's
+  // own (ordered there as before among its tasks' events).
+  if (received_[flow] == f.bytes) {
+    last = true;
+    return false;
+  }
+  // The receiver would return the credit as the tail arrives; added early (or
+  // else the cell goes as an event and the receiver returns it).
+  if (!credit_early(link, cls, bytes, tail + latency(link, slow) - sim.now(), sim)) return false;
+  ++cell_hops_;
+  return true;
+}
+
+topo::NodeId Network::counted_at(std::uint32_t f) const {
+  const work::Flow& flow = dag_.flows()[f];
+  const std::uint32_t per_server = fabric_.gpus_per_server();
+  // Inside a server: by NVLink from its NVSwitch, on the receiver's rank.
+  if (flow.src / per_server == flow.dst / per_server) return gpu_node(flow.dst);
+  return inbound_[flow.dst];
+}
+
 void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   ++cell_hops_;
   const LinkId in_link = ev.tag >> 4;
@@ -469,14 +538,19 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
   const int cls = static_cast<int>((ev.payload >> 24) & 7);  // the class it was sent in
   const topo::Node& node = fabric_.node(here);
   if (node.kind == NodeKind::kGpu && gpu_of(here) == f.dst) {
-    // At the receiver: the NIC takes the cell as its tail arrives.
-    received_[flow] += bytes;
-    if (received_[flow] > f.bytes) {
-      throw Error("conservation: flow " + std::to_string(flow) + " received " +
-                  std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
+    // At the receiver: the NIC takes the cell as its tail arrives. Over a link
+    // that delivers, its bytes were counted where the link starts.
+    bool last = ((ev.payload >> kLastCellBit) & 1) != 0;
+    if (!links_[in_link].delivers) {
+      received_[flow] += bytes;
+      if (received_[flow] > f.bytes) {
+        throw Error("conservation: flow " + std::to_string(flow) + " received " +
+                    std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
+      }
+      last = received_[flow] == f.bytes;
     }
     return_credit(in_link, cls, bytes, tail - sim.now() + latency(in_link, slow), sim);
-    if (received_[flow] == f.bytes) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
+    if (last) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
     return;
   }
   LinkId out = remembered_route(ev);
@@ -635,7 +709,7 @@ void Network::check_end_state() const {
   }
   for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
     const work::Flow& flow = dag_.flows()[f];
-    if (sim_.owns(gpu_node(flow.dst)) && received_[f] != flow.bytes) {
+    if (sim_.owns(counted_at(f)) && received_[f] != flow.bytes) {
       violated("conservation: flow " + std::to_string(f) + " received " +
                std::to_string(received_[f]) + " of " + std::to_string(flow.bytes) + " bytes");
     }

@@ -15,7 +15,8 @@
 //
 // Events (tag = kind | link << 4):
 //   cell head at a node via link L (payload flow << 32 | perturbed << 31 |
-//   class << 24 | bytes)
+//   last << 27 | class << 24 | bytes); none at a GPU for a cell it receives over
+//   a link that delivers (LinkState::delivers), but for a flow's last cell
 //   port free at the sending node (the port finished a cell and cells wait)
 //   credit at the upstream node of L (payload class << 32 | bytes)
 //   flow received at its receiver (self, at the last byte's tail)
@@ -98,6 +99,11 @@ struct NetworkOptions {
   // keeps at least a cell of credit until then whatever it sends) is added at
   // once, without an event. Results are the same either way; off only to test that.
   bool early_credits = true;
+  // A cell on its last link, into the GPU it is for, is counted as it is sent
+  // (LinkState::delivers), with no event at the GPU (whose NIC takes every
+  // cell) where its credit can be added early and it is not its flow's last.
+  // The run is the same either way; off only to test that.
+  bool deliver_on_send = true;
   // The full invariants (docs/reliability.md): after every window, every port's
   // queue counters and credits recounted. On in Debug builds, `shoal run --check`
   // in Release. The cheap ones (credit bounds, conservation, each flow and task
@@ -211,6 +217,7 @@ class Network {
         } else {
           const topo::LinkId in = queues_.front_in_link(turn);
           if (in != topo::kNoLink) prefetch_credit_return(in);
+          if (links_[link].delivers) prefetch_delivery(queues_.front_flow(turn));
         }
         return;
       }
@@ -229,6 +236,7 @@ class Network {
           queues_.prefetch_slot(out, cls, flow);
         } else {
           queues_.prefetch_push(out, cls, flow);
+          if (links_[out].delivers) core::prefetch(&received_[flow]);  // stage 1 fetched the link
         }
         return;
       }
@@ -282,6 +290,8 @@ class Network {
     kPromote = 8,
   };
   static constexpr std::uint32_t tag(Kind k, topo::LinkId link = 0) { return k | (link << 4); }
+  /// In a cell head's payload: the flow's last cell, counted where its link starts.
+  static constexpr int kLastCellBit = 27;
 
   /// One directed link's egress port at its source node: two cache lines, the
   /// first read by every credit and transmission, the second by queueing.
@@ -350,6 +360,22 @@ class Network {
   /// the port's choices, at once.
   void return_credit(topo::LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim);
   void on_cell_head(const core::Event& ev, core::Simulator& sim);
+  /// A cell sent on a link that delivers (LinkState::delivers), its head at
+  /// the receiver before the end time: when the link ends at the cell's
+  /// receiver, its bytes are counted here. It then needs no event there (true)
+  /// unless it is the flow's last cell (`last` set: the receiver ends the flow
+  /// in an event of its own) or its credit cannot be added early (the receiver
+  /// returns it). What the event did otherwise (the count, a credit added
+  /// early) leaves no trace in the order of other events, so the run is the same.
+  bool delivered(topo::LinkId link, int cls, std::uint32_t flow, Bytes bytes, Time tail, bool slow,
+                 bool& last, core::Simulator& sim);
+  /// Adds a credit returning over `in_link` at once where its event could not
+  /// change what the port does (NetworkOptions::early_credits); false: it must
+  /// be an event.
+  bool credit_early(topo::LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim);
+  /// The node whose rank counts flow f's received bytes: where its last link starts
+  /// when that link delivers (LinkState::delivers), else its receiver.
+  topo::NodeId counted_at(std::uint32_t f) const;
   /// Starts what became ready; `by_comm` when a coflow completion made it so.
   void act(work::DagRunner::Ready& ready, core::Simulator& sim, bool by_comm);
   void start_group(std::uint32_t group, core::Simulator& sim);
@@ -392,6 +418,9 @@ class Network {
     Time perturbed_cell_time = 0;       // ... and from then on
     double credit_pace = 0;             // the most bytes per ps its port can send
     bool source_here = false;           // this rank owns `from`
+    // Into a GPU, from its NVSwitch or from the one switch it hangs off: a cell
+    // sent here for that GPU is counted when it is sent (Network::delivered).
+    bool delivers = false;
   };
   static_assert(sizeof(LinkState) == 64);
   bool perturbed(topo::LinkId l, Time t) const { return t >= links_[l].perturbed_at; }
@@ -416,10 +445,13 @@ class Network {
   std::vector<std::uint32_t> flow_key_;   // by flow: NIC key (0: promoted by the starvation guard)
   std::vector<Time> last_served_;         // by flow: when its NIC last sent a cell of it (guard on)
   std::vector<Bytes> to_send_;            // by flow: bytes not yet cut into cells (at the sender)
-  std::vector<Bytes> received_;           // by flow: bytes arrived (at the receiver)
+  std::vector<Bytes> received_;           // by flow: bytes arrived (on counted_at(flow)'s rank)
+  // By GPU: the switch it hangs off when it has only one and its link delivers,
+  // else its own node (counted_at).
+  std::vector<topo::NodeId> inbound_;
   std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
-  std::int64_t cell_hops_ = 0;            // cell heads arrived at this rank's nodes
-  std::uint32_t iterations_ = 1;          // iteration labels of the tasks: 0..iterations_-1
+  std::int64_t cell_hops_ = 0;    // cells into this rank's nodes (or delivered from them on send)
+  std::uint32_t iterations_ = 1;  // iteration labels of the tasks: 0..iterations_-1
   std::vector<Time> gpu_iteration_wait_;  // by GPU * iterations_ + iteration
   // Output rows and counters (NetworkOptions::record).
   std::function<void(const core::Simulator&)> sync_hook_;
@@ -434,6 +466,11 @@ class Network {
     std::array<std::uint64_t, kClasses> bytes{};
   };
   static_assert(sizeof(LinkTally) == 64);
+  /// What delivering a cell of `flow` reads (delivered()).
+  void prefetch_delivery(std::uint32_t flow) const {
+    core::prefetch(&dag_.flows()[flow]);
+    core::prefetch(&received_[flow]);
+  }
   /// What returning a credit over `link` reads: its port's first line and its link state.
   void prefetch_credit_return(topo::LinkId link) const {
     core::prefetch(&ports_[link]);

@@ -127,6 +127,9 @@ class PortQueues {
     return cells_[lanes_[turn.front].front].in_link;
   }
 
+  /// Once prefetch_front() has fetched it: the flow of the front cell.
+  std::uint32_t front_flow(const Turn& turn) const { return cells_[lanes_[turn.front].front].flow; }
+
   /// Cells waiting in a port class (walks its lanes: for checks, not hot paths).
   std::size_t count(const Turn& turn) const {
     std::size_t n = 0;

@@ -1,0 +1,201 @@
+// A cell counted as it is sent on its last link (NetworkOptions::deliver_on_send)
+// must not change a run: every flow and task starts and ends at the same
+// picosecond as with a cell-head event at the receiver, the same bytes arrive
+// over the same cell-hops, and only events go. Across fabrics whose last links
+// differ (a switch, an NVSwitch, a relaying GPU's NVLink under PXN, a NIC with
+// two ports), routing, queueing, policies, slowed and failed links, compute
+// waiting on coflows, and a run cut off at its end time.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "one_rank_run.hpp"
+#include "shoal/net/network.hpp"
+#include "shoal/sched/policy.hpp"
+#include "shoal/topo/builders.hpp"
+
+namespace shoal::net {
+namespace {
+
+/// An all-to-all among the first half of the GPUs, a ring over all of them
+/// starting together, and compute on every GPU after each; then a second
+/// all-to-all once the first is done. Sizes that are not multiples of a cell.
+work::Dag contending(work::GpuId gpus) {
+  work::Dag dag;
+  std::vector<work::Flow> a2a, ring;
+  const work::GpuId half = gpus / 2;
+  for (work::GpuId s = 0; s < half; ++s)
+    for (work::GpuId d = 0; d < half; ++d)
+      if (s != d) a2a.push_back({s, d, 30'000 + 1'000 * ((s * 7 + d) % 5)});
+  for (work::GpuId s = 0; s < gpus; ++s) ring.push_back({s, (s + 9) % gpus, 500'001});
+  work::CoflowLabels ep;
+  ep.type = work::CoflowType::kEp;
+  work::CoflowLabels dp;
+  dp.type = work::CoflowType::kDp;
+  dag.add_coflow("ep", ep, 0, a2a, {});
+  dag.add_coflow("dp", dp, 0, ring, {});
+  for (work::GpuId g = 0; g < gpus; ++g) {
+    // On the ring's GPUs, compute that may end as a flow does.
+    dag.add_task("after-ring-" + std::to_string(g), g, 3 * kMicrosecond, {"dp"});
+  }
+  ep.micro_batch = 1;
+  dag.add_coflow("ep2", ep, 0, a2a, {"ep"});
+  dag.resolve();
+  return dag;
+}
+
+struct Run {
+  RunResults results;
+  std::int64_t events = 0;
+};
+
+Run run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
+        const Perturbations& perturbations, const std::string& policy, Time end_time) {
+  sched::PolicyConfig config;
+  sched::parse_policy_name(policy, config);
+  config.classes = 2;
+  options.check = true;  // every port's queues and credits recounted, every batch
+  const core::Comm comm = core::Comm::self();
+  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
+  core::EngineOptions engine;
+  engine.progress = false;
+  engine.end_time = end_time;
+  core::Simulator sim(comm, fabric.layout(), partition, engine);
+  Network network(fabric, dag, sim, options, perturbations,
+                  sched::flow_priorities(dag, fabric, config));
+  network.initialize();
+  sim.run(network);
+  if (end_time == kTimeInfinity) network.check_end_state();
+  return {network.results(comm), sim.local_events()};
+}
+
+/// Runs with a cell-head event at every receiver, then delivering on send:
+/// the same run, with no more events. Returns the events saved.
+std::int64_t expect_same(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
+                         const Perturbations& perturbations = {},
+                         const std::string& policy = "fair", Time end_time = kTimeInfinity) {
+  options.deliver_on_send = false;
+  const Run events = run(fabric, dag, options, perturbations, policy, end_time);
+  options.deliver_on_send = true;
+  const Run delivered = run(fabric, dag, options, perturbations, policy, end_time);
+  EXPECT_EQ(delivered.results.flow_start, events.results.flow_start);
+  EXPECT_EQ(delivered.results.flow_end, events.results.flow_end);
+  EXPECT_EQ(delivered.results.task_start, events.results.task_start);
+  EXPECT_EQ(delivered.results.task_end, events.results.task_end);
+  EXPECT_EQ(delivered.results.gpu_comm_wait, events.results.gpu_comm_wait);
+  EXPECT_EQ(delivered.results.bytes_delivered, events.results.bytes_delivered);
+  EXPECT_EQ(delivered.results.cell_hops, events.results.cell_hops);
+  EXPECT_LE(delivered.events, events.events);
+  return events.events - delivered.events;
+}
+
+topo::Fabric leaf_spine(std::uint32_t gpus_per_server) {
+  topo::FatTreeSpec spec;
+  spec.base.gpus = 64;
+  spec.base.gpus_per_server = gpus_per_server;
+  spec.radix = 16;
+  spec.leaf_oversubscription = 2;  // uplinks congest
+  return topo::build_fat_tree(spec);
+}
+
+/// The link from `from` to `to` (by node), which must exist.
+topo::LinkId link_between(const topo::Fabric& fabric, topo::NodeId from, topo::NodeId to) {
+  const topo::LinkId l = fabric.find_link(from, to);
+  EXPECT_NE(l, topo::kNoLink);
+  return l;
+}
+
+TEST(DeliverOnSend, RunsAreTheSameOnALeafSpine) {
+  const topo::Fabric fabric = leaf_spine(1);
+  const work::Dag dag = contending(64);
+  struct Case {
+    const char* name;
+    Bytes buffer;
+    LoadBalancing balancing;
+    bool round_robin;
+    const char* policy;
+  };
+  const Case cases[] = {
+      {"two cells of buffer", 8 * 1024, LoadBalancing::kEcmp, true, "fair"},
+      {"64 KiB, hermod", 64 * 1024, LoadBalancing::kEcmp, true, "hermod"},
+      {"64 KiB, FIFO", 64 * 1024, LoadBalancing::kEcmp, false, "fair"},
+      {"48 KiB, spray", 48 * 1024, LoadBalancing::kSpray, true, "hermod"},
+      {"48 KiB, adaptive", 48 * 1024, LoadBalancing::kAdaptive, true, "fair"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    NetworkOptions options;
+    options.buffer_per_class = c.buffer;
+    options.load_balancing = c.balancing;
+    options.switch_round_robin = c.round_robin;
+    const std::int64_t saved = expect_same(fabric, dag, options, {}, c.policy);
+    if (c.buffer == 8 * 1024) {
+      EXPECT_EQ(saved, 0);  // no credit ever goes early, so every cell keeps its event
+    } else {
+      // All but a flow's last cell, where the leaf's down link keeps credit to spare.
+      EXPECT_GT(saved, 1'000);
+    }
+  }
+}
+
+TEST(DeliverOnSend, SlowedAndFailedLastLinks) {
+  const topo::Fabric fabric = leaf_spine(1);
+  const work::Dag dag = contending(64);
+  const topo::NodeId gpu3 = fabric.gpu_node(3);
+  const topo::NodeId leaf = fabric.link(fabric.nic_links(3).front()).to;
+  Perturbations perturbations;
+  // GPU 3's down link slowed to a quarter and 2 us longer from 20 us; a spine
+  // link failed at 30 us (its cells re-routed on).
+  perturbations.links.push_back(
+      {link_between(fabric, leaf, gpu3), 20 * kMicrosecond, 25'000'000'000, 2 * kMicrosecond});
+  const topo::LinkId uplink = fabric.out_links(leaf).back();
+  perturbations.links.push_back({uplink, 30 * kMicrosecond, 0, 0, true});
+  for (const Bytes buffer : {Bytes{8 * 1024}, Bytes{512 * 1024}}) {  // credits gate, or not
+    for (const char* policy : {"fair", "hermod"}) {
+      SCOPED_TRACE(std::string(policy) + ", " + std::to_string(buffer) + " B of buffer");
+      NetworkOptions options;
+      options.buffer_per_class = buffer;
+      expect_same(fabric, dag, options, perturbations, policy);
+    }
+  }
+}
+
+TEST(DeliverOnSend, NvSwitchMultiPlaneAndDualPlaneFabrics) {
+  const work::Dag dag = contending(64);
+  {
+    SCOPED_TRACE("fat tree, 8 GPUs a server: NVSwitch and leaf deliver");
+    EXPECT_GT(expect_same(leaf_spine(8), dag, NetworkOptions{}), 1'000);
+  }
+  {
+    SCOPED_TRACE("multi-plane: a relaying GPU's NVLink carries cells it does not receive");
+    topo::MultiPlaneSpec spec;
+    spec.base.gpus = 64;
+    spec.planes = 8;
+    spec.radix = 16;
+    EXPECT_GT(expect_same(topo::build_multi_plane(spec), dag, NetworkOptions{}, {}, "hermod"),
+              1'000);
+  }
+  {
+    SCOPED_TRACE("dual-plane rail: a NIC's two ports keep their events, NVSwitch delivers");
+    topo::RailSpec spec;
+    spec.base.gpus = 64;
+    spec.radix = 16;
+    spec.dual_plane = true;
+    EXPECT_GT(expect_same(topo::build_rail_optimized(spec), dag, NetworkOptions{}), 0);
+  }
+}
+
+TEST(DeliverOnSend, ARunCutOffAtItsEndTime) {
+  // Cells whose heads would arrive at or after the end are not received, as
+  // their events would not have been handled.
+  const topo::Fabric fabric = leaf_spine(1);
+  const work::Dag dag = contending(64);
+  for (const Time end : {Time{5'123'457}, Time{40 * kMicrosecond}, Time{77'777'777}}) {
+    SCOPED_TRACE(end);
+    expect_same(fabric, dag, NetworkOptions{}, {}, "fair", end);
+  }
+}
+
+}  // namespace
+}  // namespace shoal::net
