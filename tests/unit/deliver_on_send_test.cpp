@@ -10,39 +10,20 @@
 #include <string>
 #include <vector>
 
-#include "one_rank_run.hpp"
+#include "contending_dag.hpp"
+#include "shoal/core/comm.hpp"
+#include "shoal/core/simulator.hpp"
 #include "shoal/net/network.hpp"
 #include "shoal/sched/policy.hpp"
 #include "shoal/topo/builders.hpp"
+#include "shoal/topo/fabric_config.hpp"
 
 namespace shoal::net {
 namespace {
 
-/// An all-to-all among the first half of the GPUs, a ring over all of them
-/// starting together, and compute on every GPU after each; then a second
-/// all-to-all once the first is done. Sizes that are not multiples of a cell.
+/// With compute on every GPU after the ring, which may end as a flow does.
 work::Dag contending(work::GpuId gpus) {
-  work::Dag dag;
-  std::vector<work::Flow> a2a, ring;
-  const work::GpuId half = gpus / 2;
-  for (work::GpuId s = 0; s < half; ++s)
-    for (work::GpuId d = 0; d < half; ++d)
-      if (s != d) a2a.push_back({s, d, 30'000 + 1'000 * ((s * 7 + d) % 5)});
-  for (work::GpuId s = 0; s < gpus; ++s) ring.push_back({s, (s + 9) % gpus, 500'001});
-  work::CoflowLabels ep;
-  ep.type = work::CoflowType::kEp;
-  work::CoflowLabels dp;
-  dp.type = work::CoflowType::kDp;
-  dag.add_coflow("ep", ep, 0, a2a, {});
-  dag.add_coflow("dp", dp, 0, ring, {});
-  for (work::GpuId g = 0; g < gpus; ++g) {
-    // On the ring's GPUs, compute that may end as a flow does.
-    dag.add_task("after-ring-" + std::to_string(g), g, 3 * kMicrosecond, {"dp"});
-  }
-  ep.micro_batch = 1;
-  dag.add_coflow("ep2", ep, 0, a2a, {"ep"});
-  dag.resolve();
-  return dag;
+  return test::contending_dag(gpus, 30'000, 500'001, 3 * kMicrosecond);
 }
 
 struct Run {

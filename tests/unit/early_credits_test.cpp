@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "contending_dag.hpp"
 #include "one_rank_run.hpp"
 #include "shoal/net/network.hpp"
 #include "shoal/sched/policy.hpp"
@@ -30,27 +31,7 @@ topo::Fabric leaf_spine(Time latency = kMicrosecond) {
   return topo::build_fat_tree(spec);
 }
 
-/// An EP all-to-all among GPUs 0-31 and a DP ring over all 64 starting
-/// together, then a second all-to-all once the first is done; sizes that are
-/// not multiples of a cell, so last cells are short.
-work::Dag contending() {
-  work::Dag dag;
-  std::vector<work::Flow> a2a, ring;
-  for (work::GpuId s = 0; s < 32; ++s)
-    for (work::GpuId d = 0; d < 32; ++d)
-      if (s != d) a2a.push_back({s, d, 40'000 + 1'000 * ((s * 7 + d) % 5)});
-  for (work::GpuId s = 0; s < 64; ++s) ring.push_back({s, (s + 9) % 64, 700'001});
-  work::CoflowLabels ep;
-  ep.type = work::CoflowType::kEp;
-  work::CoflowLabels dp;
-  dp.type = work::CoflowType::kDp;
-  dag.add_coflow("ep", ep, 0, a2a, {});
-  dag.add_coflow("dp", dp, 0, ring, {});
-  ep.micro_batch = 1;
-  dag.add_coflow("ep2", ep, 0, a2a, {"ep"});
-  dag.resolve();
-  return dag;
-}
+work::Dag contending() { return test::contending_dag(64, 40'000, 700'001); }
 
 /// The last link from `from` to a switch (none: kNoLink).
 topo::LinkId switch_link(const topo::Fabric& fabric, topo::NodeId from) {

@@ -1,0 +1,45 @@
+// The workload the network's equivalence tests (early credits, delivery on
+// send) run both ways: traffic that contends on every tier.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shoal/core/units.hpp"
+#include "shoal/work/dag.hpp"
+
+namespace shoal::test {
+
+/// An EP all-to-all among the first half of `gpus` GPUs (about `a2a_bytes` a
+/// flow, sizes varied) and a DP ring over all of them (`ring_bytes` a flow),
+/// starting together, then a second all-to-all once the first is done. Sizes
+/// that are not multiples of a cell, so last cells are short. With `compute` >
+/// 0, a task of that length on every GPU once the ring is done, so that tasks
+/// end and start as flows do.
+inline work::Dag contending_dag(work::GpuId gpus, Bytes a2a_bytes, Bytes ring_bytes,
+                                Time compute = 0) {
+  work::Dag dag;
+  std::vector<work::Flow> a2a, ring;
+  const work::GpuId half = gpus / 2;
+  for (work::GpuId s = 0; s < half; ++s)
+    for (work::GpuId d = 0; d < half; ++d)
+      if (s != d) a2a.push_back({s, d, a2a_bytes + 1'000 * ((s * 7 + d) % 5)});
+  for (work::GpuId s = 0; s < gpus; ++s) ring.push_back({s, (s + 9) % gpus, ring_bytes});
+  work::CoflowLabels ep;
+  ep.type = work::CoflowType::kEp;
+  work::CoflowLabels dp;
+  dp.type = work::CoflowType::kDp;
+  dag.add_coflow("ep", ep, 0, a2a, {});
+  dag.add_coflow("dp", dp, 0, ring, {});
+  if (compute > 0) {
+    for (work::GpuId g = 0; g < gpus; ++g) {
+      dag.add_task("after-ring-" + std::to_string(g), g, compute, {"dp"});
+    }
+  }
+  ep.micro_batch = 1;
+  dag.add_coflow("ep2", ep, 0, a2a, {"ep"});
+  dag.resolve();
+  return dag;
+}
+
+}  // namespace shoal::test
