@@ -500,14 +500,9 @@ bool Network::delivered(LinkId link, int cls, std::uint32_t flow, Bytes bytes, T
                         bool& last, core::Simulator& sim) {
   const work::Flow& f = dag_.flows()[flow];
   if (gpu_of(links_[link].to) != f.dst) return false;  // relayed (PXN) on from there
-  received_[flow] += bytes;
-  if (received_[flow] > f.bytes) {
-    throw Error("conservation: flow " + std::to_string(flow) + " received " +
-                std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
-  }
   // The last cell ends its flow at the receiver, in an event of the receiver's
   // own (ordered there as before among its tasks' events).
-  if (received_[flow] == f.bytes) {
+  if (count_received(flow, bytes, f)) {
     last = true;
     return false;
   }
@@ -516,6 +511,15 @@ bool Network::delivered(LinkId link, int cls, std::uint32_t flow, Bytes bytes, T
   if (!credit_early(link, cls, bytes, tail + latency(link, slow) - sim.now(), sim)) return false;
   ++cell_hops_;
   return true;
+}
+
+bool Network::count_received(std::uint32_t flow, Bytes bytes, const work::Flow& f) {
+  received_[flow] += bytes;
+  if (received_[flow] > f.bytes) {
+    throw Error("conservation: flow " + std::to_string(flow) + " received " +
+                std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
+  }
+  return received_[flow] == f.bytes;
 }
 
 topo::NodeId Network::counted_at(std::uint32_t f) const {
@@ -541,14 +545,7 @@ void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
     // At the receiver: the NIC takes the cell as its tail arrives. Over a link
     // that delivers, its bytes were counted where the link starts.
     bool last = ((ev.payload >> kLastCellBit) & 1) != 0;
-    if (!links_[in_link].delivers) {
-      received_[flow] += bytes;
-      if (received_[flow] > f.bytes) {
-        throw Error("conservation: flow " + std::to_string(flow) + " received " +
-                    std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
-      }
-      last = received_[flow] == f.bytes;
-    }
+    if (!links_[in_link].delivers) last = count_received(flow, bytes, f);
     return_credit(in_link, cls, bytes, tail - sim.now() + latency(in_link, slow), sim);
     if (last) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
     return;

@@ -373,6 +373,9 @@ class Network {
   /// change what the port does (NetworkOptions::early_credits); false: it must
   /// be an event.
   bool credit_early(topo::LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim);
+  /// Adds a cell's bytes to its flow's count (conservation: never past the
+  /// flow's bytes); true when that completes the flow.
+  bool count_received(std::uint32_t flow, Bytes bytes, const work::Flow& f);
   /// The node whose rank counts flow f's received bytes: where its last link starts
   /// when that link delivers (LinkState::delivers), else its receiver.
   topo::NodeId counted_at(std::uint32_t f) const;
