@@ -72,7 +72,8 @@ class Simulator {
 
   /// Schedules an event from the current entity to `target` at now() + delay.
   /// delay >= 0; to another rank's entity it must be at least the lookahead.
-  void send(EntityId target, Time delay, std::uint32_t tag, std::uint64_t payload) {
+  [[gnu::always_inline]] void send(EntityId target, Time delay, std::uint32_t tag,
+                                   std::uint64_t payload) {
     if (delay < 0 || target >= entity_count_) [[unlikely]]
       reject_send(current_, target, delay);
     enqueue(current_, target, saturating_add(now_, delay), tag, payload);
@@ -109,8 +110,8 @@ class Simulator {
   using Clock = std::chrono::steady_clock;
   static constexpr std::size_t kPrefetchDistance = 12;
 
-  void enqueue(EntityId source, EntityId target, Time time, std::uint32_t tag,
-               std::uint64_t payload) {
+  [[gnu::always_inline]] void enqueue(EntityId source, EntityId target, Time time,
+                                      std::uint32_t tag, std::uint64_t payload) {
     std::uint64_t& seq = cores_[source].sequence;
     if (seq > kMaxSequence) [[unlikely]]
       reject_sequence(source);
@@ -121,10 +122,6 @@ class Simulator {
     }
     const int owner = single_rank_ ? 0 : entity_rank_[target];
     if (owner == rank_) {
-      if (replace_top_pending_) {
-        queue_.pop();
-        replace_top_pending_ = false;
-      }
       queue_.push(time, tiebreak, target, tag, payload);  // by field: see EventBuffer
     } else {
       const Event ev{time, tiebreak, target, tag, payload};
@@ -167,10 +164,6 @@ class Simulator {
 
   Time now_ = 0;
   EntityId current_ = 0;
-  // The handled event stays the queue's top until the first event it causes
-  // replaces it. It must leave before that one enters: a zero-delay event from a
-  // smaller entity id has a smaller key and would otherwise be popped in its place.
-  bool replace_top_pending_ = false;
   Time window_end_ = 0;
   Time next_outgoing_ = kTimeInfinity;
   Time last_event_time_ = 0;
@@ -229,10 +222,10 @@ RunSummary Simulator::run(Model& model) {
       const Event ev = queue_.top();
       now_ = ev.time;
       current_ = ev.target;
-      replace_top_pending_ = true;
+      // Out before the handler runs: a zero-delay event it sends from a smaller
+      // entity id has a smaller key and must not be taken for this one.
+      queue_.pop();
       model.handle(ev, *this);
-      if (replace_top_pending_) queue_.pop();
-      replace_top_pending_ = false;
       if ((++events_ & 0xFFFF) == 0) [[unlikely]] {
         progress_.update(now_, global_events_ + (events_ - events_at_sync_) * ranks);
         // Local (not collective) work every 65,536 events, e.g. invariant checks.
