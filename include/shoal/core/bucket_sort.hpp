@@ -7,9 +7,11 @@
 // branch on comparisons whose outcomes no predictor can guess. The key is
 // (time, source entity, the source's sequence number). The sources of one
 // bucket span a small range of entity ids, so stable counting passes do most
-// of the work: one or two byte-wide passes on the source, then one on the
-// time's rank among the bucket's few times. Events of one source only need
-// their sequence numbers in order, and those mostly arrive in order already.
+// of the work: one pass on (time's rank, source) where that takes few values
+// for the bucket's size, else one or two byte-wide passes on the source, then
+// one on the time's rank among the bucket's few times. Events of one time and
+// source only need their sequence numbers in order, and those mostly arrive
+// in order already.
 #pragma once
 
 #include <algorithm>
@@ -17,17 +19,19 @@
 #include <cstddef>
 #include <cstdint>
 #include <utility>
+#include <vector>
 
 #include "shoal/core/event.hpp"
 #include "shoal/core/event_buffer.hpp"
 
 namespace shoal::core {
 
-/// Moves the events of `bucket` into `out` (empty), latest first, in the order
-/// std::sort by the event key would give reversed; `bucket` is left empty.
+/// Moves the events of `bucket` into `out` (empty), earliest first, in the
+/// order std::sort by the event key would give; `bucket` is left empty.
 /// Returns false, touching nothing, where the bucket is empty, has more than 8
 /// distinct times or its sources span 2^16 ids or more: std::sort is the way there.
-inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out) {
+/// `counts` is scratch, kept by the caller so that it is allocated once.
+inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::uint32_t>& counts) {
   constexpr std::size_t kMaxTimes = 8;
   const std::size_t n = bucket.size();
   if (n == 0) return false;
@@ -52,11 +56,56 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out) {
       std::swap(times[j - 1], times[j]);
   }
 
-  // A stable counting pass from `from` into `to` on digit(e) < 256.
+  // Once ordered by (time, source), stably: each run of one time and source
+  // by sequence number, where not in order already (a source pushes its
+  // events in sequence order, so they mostly are).
+  const auto by_tiebreak = [](const Event& a, const Event& b) { return a.tiebreak < b.tiebreak; };
+  auto order_sequences = [n, &by_tiebreak](EventBuffer& s) {
+    for (std::size_t first = 0; first < n;) {
+      std::size_t last = first + 1;
+      bool in_order = true;
+      for (; last < n && s[last].source() == s[first].source() && s[last].time == s[first].time;
+           ++last) {
+        in_order &= s[last - 1].tiebreak < s[last].tiebreak;
+      }
+      if (!in_order) std::sort(s.begin() + first, s.begin() + last, by_tiebreak);
+      first = last;
+    }
+  };
+
+  // Where (time, source) takes few values for the bucket's size (one time
+  // and a few hundred sources, as in lockstep traffic), one counting pass on
+  // it does: a count per value costs less than a second pass over the events.
+  const std::size_t width = std::size_t{span} + 1;
+  if (distinct * width <= std::max<std::size_t>(8 * n, 256)) {
+    counts.assign(distinct * width, 0);
+    auto one_pass = [&](auto key) {
+      for (const Event& e : bucket) ++counts[key(e)];
+      std::uint32_t sum = 0;
+      for (std::uint32_t& c : counts) sum += std::exchange(c, sum);
+      out.resize_for_overwrite(n);
+      for (const Event& e : bucket) out[counts[key(e)]++] = e;
+    };
+    if (distinct == 1) {
+      one_pass([lo](const Event& e) { return e.source() - lo; });
+    } else {
+      one_pass([&](const Event& e) {
+        std::size_t d = 0;
+        for (std::size_t j = 1; j < distinct; ++j) d += e.time >= times[j] ? 1 : 0;
+        return d * width + (e.source() - lo);
+      });
+    }
+    order_sequences(out);
+    bucket.clear();
+    return true;
+  }
+
+  // Else byte-wide stable counting passes, from `from` into `to` on digit(e) < 256.
   auto pass = [n](const EventBuffer& from, EventBuffer& to, auto digit) {
-    std::array<std::uint32_t, 257> at{};
-    for (const Event& e : from) ++at[digit(e) + 1];
-    for (std::size_t d = 1; d < at.size(); ++d) at[d] += at[d - 1];
+    std::array<std::uint32_t, 256> at{};
+    for (const Event& e : from) ++at[digit(e)];
+    std::uint32_t sum = 0;
+    for (std::uint32_t& a : at) sum += std::exchange(a, sum);
     to.resize_for_overwrite(n);
     for (const Event& e : from) to[at[digit(e)]++] = e;
   };
@@ -70,28 +119,19 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out) {
     pass(*at, *to, [lo](const Event& e) { return (e.source() - lo) >> 8; });
     at = to;
   }
-  // Within one source, by sequence number, where not in order already.
-  EventBuffer& s = *at;
-  const auto by_tiebreak = [](const Event& a, const Event& b) { return a.tiebreak < b.tiebreak; };
-  for (std::size_t first = 0; first < n;) {
-    std::size_t last = first + 1;
-    bool in_order = true;
-    for (; last < n && s[last].source() == s[first].source(); ++last) {
-      in_order &= s[last - 1].tiebreak < s[last].tiebreak;
-    }
-    if (!in_order) std::sort(s.begin() + first, s.begin() + last, by_tiebreak);
-    first = last;
-  }
   if (distinct > 1) {
+    // A time's digit is how many of the later times it has reached: a count,
+    // not a search, so no branch depends on the event.
     EventBuffer* to = next();
     pass(*at, *to, [&](const Event& e) {
-      return static_cast<std::size_t>(
-          std::lower_bound(times.begin(), times.begin() + distinct, e.time) - times.begin());
+      std::size_t d = 0;
+      for (std::size_t j = 1; j < distinct; ++j) d += e.time >= times[j] ? 1 : 0;
+      return d;
     });
     at = to;
   }
   if (at != &out) out.swap(bucket);
-  std::reverse(out.begin(), out.end());  // served from the back: latest first
+  order_sequences(out);
   bucket.clear();
   return true;
 }

@@ -44,8 +44,8 @@ class EventBuffer {
     items_[size_++] = e;
   }
   /// push_back(Event{...}), field by field: nothing is read back from memory.
-  void emplace_back(Time time, std::uint64_t tiebreak, EntityId target, std::uint32_t tag,
-                    std::uint64_t payload) {
+  [[gnu::always_inline]] void emplace_back(Time time, std::uint64_t tiebreak, EntityId target,
+                                           std::uint32_t tag, std::uint64_t payload) {
     if (size_ == capacity_) [[unlikely]]
       grow(size_ + 1);
     Event& e = items_[size_++];

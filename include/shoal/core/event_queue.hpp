@@ -34,15 +34,15 @@ class EventQueue {
 
   /// The earliest pending event; the queue must not be empty.
   const Event& top() const {
-    if (late_.empty()) return near_.back();
-    if (near_.empty() || before(late_.front(), near_.back())) return late_.front();
-    return near_.back();
+    if (late_.empty()) return near_[head_];
+    if (near_done() || before(late_.front(), near_[head_])) return late_.front();
+    return near_[head_];
   }
 
   /// The k-th event after top() among the sorted ones, or nullptr: a hint for
   /// prefetching, not a promise of order (late pushes may come first).
   const Event* peek_ahead(std::size_t k) const {
-    return near_.size() > k ? &near_[near_.size() - 1 - k] : nullptr;
+    return near_.size() - head_ > k ? &near_[head_ + k] : nullptr;
   }
 
   void push(const Event& e) { push(e.time, e.tiebreak, e.target, e.tag, e.payload); }
@@ -66,13 +66,13 @@ class EventQueue {
 
   void pop() {
     --size_;
-    if (!late_.empty() && (near_.empty() || before(late_.front(), near_.back()))) {
+    if (!late_.empty() && (near_done() || before(late_.front(), near_[head_]))) {
       std::pop_heap(late_.begin(), late_.end(), after);
       late_.pop_back();
     } else {
-      near_.pop_back();
+      ++head_;
     }
-    if (near_.empty() && late_.empty() && size_ > 0) refill();
+    if (near_done() && late_.empty() && size_ > 0) refill();
   }
 
   /// For tests and benchmarks: the current bucket width, and how often the
@@ -95,6 +95,8 @@ class EventQueue {
   static constexpr std::size_t kSample = 64;                       // times sampled for the density
   static constexpr Time kNoTime = std::numeric_limits<Time>::min();
 
+  bool near_done() const { return head_ == near_.size(); }
+
   /// A function object, not a function pointer, so std::sort and the heap inline it.
   struct After {
     // One 128-bit compare instead of two branches: buckets hold many events at
@@ -107,6 +109,10 @@ class EventQueue {
     bool operator()(const Event& a, const Event& b) const { return key(b) < key(a); }
   };
   static constexpr After after{};
+  struct Earlier {
+    bool operator()(const Event& a, const Event& b) const { return After::key(a) < After::key(b); }
+  };
+  static constexpr Earlier earlier{};
 
   [[gnu::noinline]] void push_elsewhere(Time time, std::uint64_t tiebreak, EntityId target,
                                         std::uint32_t tag, std::uint64_t payload) {
@@ -119,25 +125,28 @@ class EventQueue {
     } else {
       overflow_.emplace_back(time, tiebreak, target, tag, payload);
     }
-    if (near_.empty() && late_.empty()) {
+    if (near_done() && late_.empty()) {
       refill();
     } else if (late_.size() > kLateLimit && pushes_since_spread_ >= size_) [[unlikely]] {
       respread();
     }
   }
 
-  /// Moves the next non-empty bucket, sorted, into near_. Needs near_ and late_ empty.
+  /// Moves the next non-empty bucket, sorted, into near_. Needs near_ served
+  /// and late_ empty.
   void refill() {
+    near_.shrink_to(0);  // keeps its block for the swap below
+    head_ = 0;
     while (cursor_ < buckets_.size() && buckets_[cursor_].empty()) ++cursor_;
     if (cursor_ == buckets_.size()) {
       spread_overflow();
       while (buckets_[cursor_].empty()) ++cursor_;
     }
     EventBuffer& bucket = buckets_[cursor_];
-    if (!(bucket.size() >= kRadixFrom && sort_bucket(bucket, near_))) {
-      std::sort(bucket.begin(), bucket.end(), after);  // latest first: serve from the back
-      near_.swap(bucket);                              // the old near_ (empty) goes to the bucket
-      bucket.clear();  // ... and back to the allocator if it is large
+    if (!(bucket.size() >= kRadixFrom && sort_bucket(bucket, near_, counts_))) {
+      std::sort(bucket.begin(), bucket.end(), earlier);
+      near_.swap(bucket);  // the old near_ (empty) goes to the bucket
+      bucket.clear();      // ... and back to the allocator if it is large
     }
     ++cursor_;
     near_end_ = bucket_start(cursor_);
@@ -205,9 +214,10 @@ class EventQueue {
   /// were too wide for the events now coming.
   void respread() {
     ++respreads_;
-    overflow_.append(near_.begin(), near_.end());
+    overflow_.append(near_.begin() + head_, near_.end());
     overflow_.append(late_.data(), late_.data() + late_.size());
     near_.clear();
+    head_ = 0;
     late_.clear();
     for (std::size_t b = cursor_; b < buckets_.size(); ++b) {
       overflow_.append(buckets_[b].begin(), buckets_[b].end());
@@ -218,11 +228,13 @@ class EventQueue {
   }
 
   std::size_t size_ = 0;
-  EventBuffer near_;         // sorted, earliest at the back
+  EventBuffer near_;  // sorted, earliest first; served from head_
+  std::size_t head_ = 0;
   std::vector<Event> late_;  // min-heap of pushes for times before near_end_
   std::vector<EventBuffer> buckets_;
-  EventBuffer overflow_;      // times at or after ring_end_
-  std::vector<Time> sample_;  // spread_overflow's scratch
+  EventBuffer overflow_;               // times at or after ring_end_
+  std::vector<Time> sample_;           // spread_overflow's scratch
+  std::vector<std::uint32_t> counts_;  // sort_bucket's scratch
   std::size_t pushes_since_spread_ = 0;
   std::uint64_t respreads_ = 0;
   Time base_ = 0;
