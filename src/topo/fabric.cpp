@@ -146,10 +146,10 @@ void Fabric::finish() {
       }
     }
   }
-  down_begin_.assign(n + 1, 0);
+  below_.assign(n, Below{});
   up_begin_.assign(n + 1, 0);
   for (NodeId v = 0; v < n; ++v) {
-    down_begin_[v] = static_cast<std::uint32_t>(down_ranges_.size());
+    below_[v].first_range = static_cast<std::uint32_t>(down_ranges_.size());
     up_begin_[v] = static_cast<std::uint32_t>(up_links_.size());
     if (nodes_[v].kind != NodeKind::kSwitch) continue;
     std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, LinkId>> downs;
@@ -174,8 +174,23 @@ void Fabric::finish() {
       for (std::size_t k = i; k < j; ++k) down_links_.push_back(downs[k].second);
       i = j;
     }
+    Below& below = below_[v];
+    const auto ranges = std::span<const DownRange>(down_ranges_).subspan(below.first_range);
+    if (ranges.empty()) continue;
+    for (std::size_t r = 1; r < ranges.size(); ++r) {
+      if (ranges[r].first_leaf != ranges[r - 1].end_leaf) {
+        throw Error("internal: the leaf ranges below switch " + std::to_string(v) +
+                    " leave a gap; up/down routing needs them to tile one range");
+      }
+    }
+    below.first_leaf = ranges.front().first_leaf;
+    below.end_leaf = ranges.back().end_leaf;
+    const std::uint32_t width = ranges.front().end_leaf - ranges.front().first_leaf;
+    const bool alike = std::all_of(ranges.begin(), ranges.end(), [width](const DownRange& d) {
+      return d.end_leaf - d.first_leaf == width;
+    });
+    below.width = alike ? width : 0;
   }
-  down_begin_[n] = static_cast<std::uint32_t>(down_ranges_.size());
   up_begin_[n] = static_cast<std::uint32_t>(up_links_.size());
 
   // The engine's atoms: each server (GPUs + NVSwitch), then each switch.
@@ -239,11 +254,16 @@ std::span<const LinkId> Fabric::next_links(NodeId at, GpuId dst) const {
   const std::uint32_t leaf = gpu_leaf_[slot];
   if (leaf == UINT32_MAX) return {};  // dst has no port on this switch's plane
   if (leaf_number_[at] == leaf) return std::span<const LinkId>(&leaf_to_gpu_[slot], 1);
-  for (std::uint32_t r = down_begin_[at]; r < down_begin_[at + 1]; ++r) {
-    const DownRange& d = down_ranges_[r];
-    if (leaf >= d.first_leaf && leaf < d.end_leaf) {
-      return std::span<const LinkId>(down_links_).subspan(d.first, d.count);
+  const Below& below = below_[at];
+  if (leaf >= below.first_leaf && leaf < below.end_leaf) {
+    std::uint32_t r = below.first_range;
+    if (below.width != 0) {
+      r += (leaf - below.first_leaf) / below.width;
+    } else {
+      while (leaf >= down_ranges_[r].end_leaf) ++r;
     }
+    const DownRange& d = down_ranges_[r];
+    return std::span<const LinkId>(down_links_).subspan(d.first, d.count);
   }
   return std::span<const LinkId>(up_links_).subspan(up_begin_[at],
                                                     up_begin_[at + 1] - up_begin_[at]);

@@ -149,10 +149,18 @@ class Fabric {
   // Routing: each GPU's NIC port -> its leaf (one per plane), leaves numbered densely.
   std::vector<std::uint32_t> leaf_number_;  // by node; UINT32_MAX if not a leaf
   std::uint32_t planes_ = 1;
-  std::vector<std::uint32_t> gpu_leaf_;    // by plane * gpus + GPU: its leaf there, dense number
-  std::vector<LinkId> leaf_to_gpu_;        // by plane * gpus + GPU: that leaf's link down to it
-  std::vector<GpuId> server_plane_gpu_;    // by server * planes + plane: its first GPU there
-  std::vector<std::uint32_t> down_begin_;  // by node: range into down_ranges_
+  std::vector<std::uint32_t> gpu_leaf_;  // by plane * gpus + GPU: its leaf there, dense number
+  std::vector<LinkId> leaf_to_gpu_;      // by plane * gpus + GPU: that leaf's link down to it
+  std::vector<GpuId> server_plane_gpu_;  // by server * planes + plane: its first GPU there
+  /// By node: the leaves below it and its down ranges, so that a route down
+  /// is found without a search (every fat tree's ranges are one width) and a
+  /// route up with one compare.
+  struct Below {
+    std::uint32_t first_leaf = 0, end_leaf = 0;  // the union of its ranges' leaves
+    std::uint32_t first_range = 0;               // into down_ranges_, in leaf order
+    std::uint32_t width = 0;                     // leaves per range where all are alike, else 0
+  };
+  std::vector<Below> below_;
   std::vector<DownRange> down_ranges_;
   std::vector<LinkId> down_links_;
   std::vector<std::uint32_t> up_begin_;  // by node: CSR of up links
