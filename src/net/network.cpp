@@ -315,7 +315,8 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
   return false;
 }
 
-bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim) {
+[[gnu::always_inline]] inline bool Network::send_queued(NodeId node, LinkId link, int c,
+                                                        core::Simulator& sim) {
   Port& port = ports_[link];
   PortQueues::Turn& turn = port.turns[static_cast<std::size_t>(c)];
   const Cell cell = queues_.front(turn);
@@ -336,14 +337,16 @@ bool Network::send_queued(NodeId node, LinkId link, int c, core::Simulator& sim)
   queues_.push(port.turns[static_cast<std::size_t>(cls)], out, cls, cell);
 }
 
-bool Network::send_any_queued(NodeId node, LinkId link, core::Simulator& sim) {
+[[gnu::always_inline]] inline bool Network::send_any_queued(NodeId node, LinkId link,
+                                                            core::Simulator& sim) {
   for (unsigned waiting = ports_[link].queued; waiting != 0; waiting &= waiting - 1) {
     if (send_queued(node, link, std::countr_zero(waiting), sim)) return true;
   }
   return false;
 }
 
-void Network::try_send(NodeId node, LinkId link, core::Simulator& sim) {
+[[gnu::always_inline]] inline void Network::try_send(NodeId node, LinkId link,
+                                                     core::Simulator& sim) {
   Port& port = ports_[link];
   if (port.free_pending) return;  // its port-free event will call again
   const bool own = port.has_own;
@@ -421,7 +424,7 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   }
 }
 
-void Network::add_credit(LinkId link, int cls, Bytes bytes) {
+[[gnu::always_inline]] inline void Network::add_credit(LinkId link, int cls, Bytes bytes) {
   std::int32_t& credits = ports_[link].credits[static_cast<std::size_t>(cls)];
   credits += static_cast<std::int32_t>(bytes);
   if (credits > options_.buffer_per_class) [[unlikely]] {
@@ -430,7 +433,8 @@ void Network::add_credit(LinkId link, int cls, Bytes bytes) {
   }
 }
 
-bool Network::credit_early(LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim) {
+[[gnu::always_inline]] inline bool Network::credit_early(LinkId in_link, int cls, Bytes bytes,
+                                                         Time delay, core::Simulator& sim) {
   const LinkState& state = links_[in_link];
   if (!options_.early_credits || !state.source_here) return false;
   // Until the credit arrives, the port's choices only compare a class's
@@ -457,8 +461,8 @@ bool Network::credit_early(LinkId in_link, int cls, Bytes bytes, Time delay, cor
   return true;
 }
 
-void Network::return_credit(LinkId in_link, int cls, Bytes bytes, Time delay,
-                            core::Simulator& sim) {
+[[gnu::always_inline]] inline void Network::return_credit(LinkId in_link, int cls, Bytes bytes,
+                                                          Time delay, core::Simulator& sim) {
   if (credit_early(in_link, cls, bytes, delay, sim)) return;
   sim.send(links_[in_link].from, delay, tag(kCredit, in_link),
            (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
@@ -530,7 +534,8 @@ topo::NodeId Network::counted_at(std::uint32_t f) const {
   return inbound_[flow.dst];
 }
 
-void Network::on_cell_head(const core::Event& ev, core::Simulator& sim) {
+[[gnu::always_inline]] inline void Network::on_cell_head(const core::Event& ev,
+                                                         core::Simulator& sim) {
   ++cell_hops_;
   const LinkId in_link = ev.tag >> 4;
   const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);

@@ -78,7 +78,7 @@ class PortQueues {
   }
 
   /// Removes the front cell; its lane goes to the back of the turn if it has more.
-  void pop(Turn& turn, topo::LinkId link, int cls) {
+  [[gnu::always_inline]] void pop(Turn& turn, topo::LinkId link, int cls) {
     const std::uint32_t l = turn.front;
     Lane& lane = lanes_[l];
     const std::uint32_t c = lane.front;
