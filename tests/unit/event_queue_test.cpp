@@ -126,7 +126,7 @@ TEST(EventQueue, StartsEmpty) {
   EventQueue q;
   EXPECT_TRUE(q.empty());
   EXPECT_EQ(q.size(), 0u);
-  EXPECT_EQ(q.peek_ahead(0), nullptr);
+  EXPECT_TRUE(q.sorted_ahead().empty());
 }
 
 TEST(EventQueue, SingleEvent) {

@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <limits>
+#include <span>
 #include <vector>
 
 #include "shoal/core/bucket_sort.hpp"
@@ -39,10 +40,11 @@ class EventQueue {
     return near_[head_];
   }
 
-  /// The k-th event after top() among the sorted ones, or nullptr: a hint for
-  /// prefetching, not a promise of order (late pushes may come first).
-  const Event* peek_ahead(std::size_t k) const {
-    return near_.size() - head_ > k ? &near_[head_ + k] : nullptr;
+  /// The sorted events still to serve, the next first: a hint for
+  /// prefetching, not a promise of order (late pushes may come first). Valid
+  /// until the next push or pop.
+  std::span<const Event> sorted_ahead() const {
+    return {near_.begin() + head_, near_.size() - head_};
   }
 
   void push(const Event& e) { push(e.time, e.tiebreak, e.target, e.tag, e.payload); }
@@ -53,12 +55,15 @@ class EventQueue {
                                    std::uint32_t tag, std::uint64_t payload) {
     ++size_;
     ++pushes_since_spread_;
-    // Inline, the common case: a time in the buckets, while the queue holds
-    // other events and the heap of late pushes is small.
-    if (time >= near_end_ && time < ring_end_ && size_ > 1 &&
+    // Inline, the common cases: a time in the buckets or beyond them (a
+    // cell's head a link's latency ahead lands beyond them as often as not),
+    // while the queue holds other events and the heap of late pushes is small.
+    if (time >= near_end_ && size_ > 1 &&
         (late_.size() <= kLateLimit || pushes_since_spread_ < size_)) [[likely]] {
-      buckets_[static_cast<std::size_t>((time - base_) >> width_shift_)].emplace_back(
-          time, tiebreak, target, tag, payload);
+      EventBuffer& to = time < ring_end_
+                            ? buckets_[static_cast<std::size_t>((time - base_) >> width_shift_)]
+                            : overflow_;
+      to.emplace_back(time, tiebreak, target, tag, payload);
       return;
     }
     push_elsewhere(time, tiebreak, target, tag, payload);

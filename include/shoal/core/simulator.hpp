@@ -19,6 +19,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -201,22 +202,25 @@ RunSummary Simulator::run(Model& model) {
     ++windows_;
     const std::int64_t ranks = comm_.size();
     while (!queue_.empty() && queue_.top().time < window_end_) {
-      // The entity state of an event a few places on is fetched while this one runs.
-      if (const Event* soon = queue_.peek_ahead(kPrefetchDistance)) {
-        prefetch(&cores_[soon->target]);
-        if constexpr (requires { model.prefetch(*soon); }) model.prefetch(*soon);
+      // The entity state of an event a few places on is fetched while this one
+      // runs. Taken once: prefetching pushes and pops nothing.
+      const std::span<const Event> ahead = queue_.sorted_ahead();
+      if (ahead.size() > kPrefetchDistance) {
+        const Event& soon = ahead[kPrefetchDistance];
+        prefetch(&cores_[soon.target]);
+        if constexpr (requires { model.prefetch(soon); }) model.prefetch(soon);
       }
       // Later stages, closer: the model reads what the stage before fetched to
       // find (and fetch) what that points to.
-      if constexpr (requires { model.prefetch_stage(*queue_.peek_ahead(0), 1); }) {
-        if (const Event* mid = queue_.peek_ahead(kPrefetchDistance * 2 / 3)) {
-          model.prefetch_stage(*mid, 1);
+      if constexpr (requires { model.prefetch_stage(ahead[0], 1); }) {
+        if (ahead.size() > kPrefetchDistance * 2 / 3) {
+          model.prefetch_stage(ahead[kPrefetchDistance * 2 / 3], 1);
         }
-        if (const Event* near = queue_.peek_ahead(kPrefetchDistance / 3)) {
-          model.prefetch_stage(*near, 2);
+        if (ahead.size() > kPrefetchDistance / 3) {
+          model.prefetch_stage(ahead[kPrefetchDistance / 3], 2);
         }
-        if (const Event* next = queue_.peek_ahead(kPrefetchDistance / 6)) {
-          model.prefetch_stage(*next, 3);
+        if (ahead.size() > kPrefetchDistance / 6) {
+          model.prefetch_stage(ahead[kPrefetchDistance / 6], 3);
         }
       }
       const Event ev = queue_.top();
