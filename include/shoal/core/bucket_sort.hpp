@@ -31,7 +31,11 @@ namespace shoal::core {
 /// Returns false, touching nothing, where the bucket is empty, has more than 8
 /// distinct times or its sources span 2^16 ids or more: std::sort is the way there.
 /// `counts` is scratch, kept by the caller so that it is allocated once.
-inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::uint32_t>& counts) {
+/// `pushed_in_order`: the caller knows that each source's events of one time
+/// were pushed in sequence order (the event queue knows where they were not),
+/// so the check for it is skipped.
+inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::uint32_t>& counts,
+                        bool pushed_in_order = false) {
   constexpr std::size_t kMaxTimes = 8;
   const std::size_t n = bucket.size();
   if (n == 0) return false;
@@ -95,7 +99,7 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::
         return d * width + (e.source() - lo);
       });
     }
-    order_sequences(out);
+    if (!pushed_in_order) order_sequences(out);
     bucket.clear();
     return true;
   }
@@ -131,7 +135,7 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::
     at = to;
   }
   if (at != &out) out.swap(bucket);
-  order_sequences(out);
+  if (!pushed_in_order) order_sequences(out);
   bucket.clear();
   return true;
 }

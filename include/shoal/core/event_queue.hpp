@@ -30,6 +30,12 @@ namespace shoal::core {
 
 class EventQueue {
  public:
+  /// `pushed_in_order`: each source's events of one time are pushed in
+  /// sequence order, as the engine sends them (a rank's inbox keeps each
+  /// source's order too), so a bucket sorted on (time, source) needs no check
+  /// of the sequence numbers, except where a re-spread mixed them.
+  explicit EventQueue(bool pushed_in_order = false) : pushed_in_order_(pushed_in_order) {}
+
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 
@@ -148,7 +154,8 @@ class EventQueue {
       while (buckets_[cursor_].empty()) ++cursor_;
     }
     EventBuffer& bucket = buckets_[cursor_];
-    if (!(bucket.size() >= kRadixFrom && sort_bucket(bucket, near_, counts_))) {
+    if (!(bucket.size() >= kRadixFrom &&
+          sort_bucket(bucket, near_, counts_, pushed_in_order_ && !ring_mixed_))) {
       std::sort(bucket.begin(), bucket.end(), earlier);
       near_.swap(bucket);  // the old near_ (empty) goes to the bucket
       bucket.clear();      // ... and back to the allocator if it is large
@@ -212,6 +219,8 @@ class EventQueue {
       }
     }
     overflow_.shrink_to(kept);
+    ring_mixed_ = overflow_mixed_;
+    if (kept == 0) overflow_mixed_ = false;
     pushes_since_spread_ = 0;
   }
 
@@ -219,6 +228,7 @@ class EventQueue {
   /// were too wide for the events now coming.
   void respread() {
     ++respreads_;
+    overflow_mixed_ = true;  // the heap's events go in out of push order
     overflow_.append(near_.begin() + head_, near_.end());
     overflow_.append(late_.data(), late_.data() + late_.size());
     near_.clear();
@@ -232,6 +242,7 @@ class EventQueue {
     refill();  // spreads the overflow, then serves its first bucket
   }
 
+  bool pushed_in_order_;
   std::size_t size_ = 0;
   EventBuffer near_;  // sorted, earliest first; served from head_
   std::size_t head_ = 0;
@@ -240,6 +251,11 @@ class EventQueue {
   EventBuffer overflow_;               // times at or after ring_end_
   std::vector<Time> sample_;           // spread_overflow's scratch
   std::vector<std::uint32_t> counts_;  // sort_bucket's scratch
+  // With pushed_in_order_, a source's events of one time reach a bucket in
+  // sequence order, except those a re-spread put back into the overflow:
+  // while the overflow holds any, the buckets laid out from it are checked.
+  bool overflow_mixed_ = false;
+  bool ring_mixed_ = false;
   std::size_t pushes_since_spread_ = 0;
   std::uint64_t respreads_ = 0;
   Time base_ = 0;

@@ -158,7 +158,7 @@ class Simulator {
   Time lookahead_;
   Time end_time_;
 
-  EventQueue queue_;
+  EventQueue queue_{/*pushed_in_order=*/true};  // the engine sends each source's in order
   std::vector<std::vector<Event>> outboxes_;
   std::vector<Event> inbox_;
   std::vector<WindowSlot> slots_out_, slots_in_;
