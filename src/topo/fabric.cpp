@@ -165,8 +165,10 @@ void Fabric::finish() {
     for (std::size_t i = 0; i < downs.size();) {
       std::size_t j = i;
       while (j < downs.size() && downs[j].first == downs[i].first) ++j;
-      if (i > 0 && downs[i].first.first < downs[i - 1].first.second) {
-        throw Error("internal: overlapping leaf ranges below switch " + std::to_string(v));
+      // next_links finds a range by the leaf: they must tile one range.
+      if (i > 0 && downs[i].first.first != downs[i - 1].first.second) {
+        throw Error("internal: the leaf ranges below switch " + std::to_string(v) +
+                    " overlap or leave a gap; up/down routing needs them to tile one range");
       }
       down_ranges_.push_back({downs[i].first.first, downs[i].first.second,
                               static_cast<std::uint32_t>(down_links_.size()),
@@ -177,12 +179,6 @@ void Fabric::finish() {
     Below& below = below_[v];
     const auto ranges = std::span<const DownRange>(down_ranges_).subspan(below.first_range);
     if (ranges.empty()) continue;
-    for (std::size_t r = 1; r < ranges.size(); ++r) {
-      if (ranges[r].first_leaf != ranges[r - 1].end_leaf) {
-        throw Error("internal: the leaf ranges below switch " + std::to_string(v) +
-                    " leave a gap; up/down routing needs them to tile one range");
-      }
-    }
     below.first_leaf = ranges.front().first_leaf;
     below.end_leaf = ranges.back().end_leaf;
     const std::uint32_t width = ranges.front().end_leaf - ranges.front().first_leaf;
