@@ -18,6 +18,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -77,61 +78,59 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::
     }
   };
 
+  // A stable counting pass from `from` into `to` on key(e) < counts.size(),
+  // the counts all zero.
+  auto pass = [n](const EventBuffer& from, EventBuffer& to, std::span<std::uint32_t> counts,
+                  auto key) {
+    for (const Event& e : from) ++counts[key(e)];
+    std::uint32_t sum = 0;
+    for (std::uint32_t& c : counts) sum += std::exchange(c, sum);
+    to.resize_for_overwrite(n);
+    for (const Event& e : from) to[counts[key(e)]++] = e;
+  };
+  // A time's rank among the bucket's times: how many of the later ones it has
+  // reached, a count, not a search, so no branch depends on the event.
+  auto time_rank = [&times, distinct](const Event& e) {
+    std::size_t d = 0;
+    for (std::size_t j = 1; j < distinct; ++j) d += e.time >= times[j] ? 1 : 0;
+    return d;
+  };
+
   // Where (time, source) takes few values for the bucket's size (one time
   // and a few hundred sources, as in lockstep traffic), one counting pass on
   // it does: a count per value costs less than a second pass over the events.
   const std::size_t width = std::size_t{span} + 1;
   if (distinct * width <= std::max<std::size_t>(8 * n, 256)) {
     counts.assign(distinct * width, 0);
-    auto one_pass = [&](auto key) {
-      for (const Event& e : bucket) ++counts[key(e)];
-      std::uint32_t sum = 0;
-      for (std::uint32_t& c : counts) sum += std::exchange(c, sum);
-      out.resize_for_overwrite(n);
-      for (const Event& e : bucket) out[counts[key(e)]++] = e;
-    };
     if (distinct == 1) {
-      one_pass([lo](const Event& e) { return e.source() - lo; });
+      pass(bucket, out, counts, [lo](const Event& e) { return e.source() - lo; });
     } else {
-      one_pass([&](const Event& e) {
-        std::size_t d = 0;
-        for (std::size_t j = 1; j < distinct; ++j) d += e.time >= times[j] ? 1 : 0;
-        return d * width + (e.source() - lo);
-      });
+      pass(bucket, out, counts,
+           [&](const Event& e) { return time_rank(e) * width + (e.source() - lo); });
     }
     if (!pushed_in_order) order_sequences(out);
     bucket.clear();
     return true;
   }
 
-  // Else byte-wide stable counting passes, from `from` into `to` on digit(e) < 256.
-  auto pass = [n](const EventBuffer& from, EventBuffer& to, auto digit) {
-    std::array<std::uint32_t, 256> at{};
-    for (const Event& e : from) ++at[digit(e)];
-    std::uint32_t sum = 0;
-    for (std::uint32_t& a : at) sum += std::exchange(a, sum);
-    to.resize_for_overwrite(n);
-    for (const Event& e : from) to[at[digit(e)]++] = e;
+  // Else byte-wide passes on the source, then one on the time's rank. They go
+  // back and forth between the bucket and out (no third buffer: a bucket at
+  // the start of a training run can hold millions of events).
+  auto byte_pass = [&pass](const EventBuffer& from, EventBuffer& to, auto digit) {
+    std::array<std::uint32_t, 256> zero{};
+    pass(from, to, zero, digit);
   };
-  // Passes go back and forth between the bucket and out (no third buffer: a
-  // bucket at the start of a training run can hold millions of events).
   EventBuffer* at = &out;
   auto next = [&] { return at == &out ? &bucket : &out; };
-  pass(bucket, out, [lo](const Event& e) { return (e.source() - lo) & 0xFF; });
+  byte_pass(bucket, out, [lo](const Event& e) { return (e.source() - lo) & 0xFF; });
   if (span >= 256) {
     EventBuffer* to = next();
-    pass(*at, *to, [lo](const Event& e) { return (e.source() - lo) >> 8; });
+    byte_pass(*at, *to, [lo](const Event& e) { return (e.source() - lo) >> 8; });
     at = to;
   }
   if (distinct > 1) {
-    // A time's digit is how many of the later times it has reached: a count,
-    // not a search, so no branch depends on the event.
     EventBuffer* to = next();
-    pass(*at, *to, [&](const Event& e) {
-      std::size_t d = 0;
-      for (std::size_t j = 1; j < distinct; ++j) d += e.time >= times[j] ? 1 : 0;
-      return d;
-    });
+    byte_pass(*at, *to, time_rank);
     at = to;
   }
   if (at != &out) out.swap(bucket);
