@@ -46,7 +46,8 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 wall() { grep -oE 'wall [0-9.]+ s' "$1" | awk '{print $2}' || true; }
-median() { sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# shellcheck source=bench/median.sh
+source "$(dirname "$0")/median.sh"
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F)"
 echo "A: $a"

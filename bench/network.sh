@@ -22,7 +22,8 @@ fi
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(bench/configs/a2a-1024.toml bench/configs/permutation-8192.toml bench/configs/ep-8192.toml)
 
-median() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{v[NR] = $1} END {print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2}'; }
+# shellcheck source=bench/median.sh
+source bench/median.sh
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F), $runs run(s) each"
 phold=$(build/shoal bench phold --entities 100000 --blocks 4 --init 1 --remote 0.1 --lookahead 1us \

@@ -12,7 +12,8 @@ args=(--entities 100000 --blocks 4 --init 1 --remote 0.1 --lookahead 1us --mean-
 
 rate() { grep 'event rate:' | awk '{print $3}'; }
 sync() { grep 'sync share:' | awk '{print $3}'; }
-median() { sort -g | awk '{v[NR]=$1} END {print (NR%2 ? v[(NR+1)/2] : (v[NR/2]+v[NR/2+1])/2)}'; }
+# shellcheck source=bench/median.sh
+source bench/median.sh
 
 one=() two=() share=()
 for ((i = 0; i < reps; i++)); do
