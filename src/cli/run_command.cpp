@@ -51,6 +51,17 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
       s.events_per_second() / 1e6, hops_per_rank_second / 1e6);
   fmt::print("  simulated time {}, bytes delivered {} of {}, cell-hops {}\n",
              format_time(s.simulated_time), r.bytes_delivered, dag.total_bytes(), r.cell_hops);
+  if (s.ranks > 1) {
+    // Where a parallel run's time goes: the exchange after each window, and
+    // the waiting there for the slowest rank.
+    fmt::print(
+        "  windows {}, events across ranks {} ({:.1f}%), synchronizing {:.1f}% of a rank's "
+        "time (mean), {:.1f}% (most)\n",
+        s.windows, s.remote_events,
+        s.events > 0 ? 100.0 * static_cast<double>(s.remote_events) / static_cast<double>(s.events)
+                     : 0.0,
+        100.0 * s.sync_share_mean, 100.0 * s.sync_share_max);
+  }
   std::size_t unfinished = 0;
   for (const Time t : r.flow_end) unfinished += t < 0;
 
