@@ -41,7 +41,10 @@ for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training 
     -o "$dir/$variant-$ranks.csv" >"$dir/$variant-$ranks.out"
   grep -q "ranks $ranks" "$dir/$variant-$ranks.out"
   # Several ranks also say how their time went (not compared: it is timing).
-  grep -qE "^  windows [0-9]+, events across ranks [0-9]+ .*synchronizing" "$dir/$variant-$ranks.out"
+  if ! grep -qE "^  windows [0-9]+, events across ranks [0-9]+ .*synchronizing" "$dir/$variant-$ranks.out"; then
+    echo "FAIL $variant at $ranks ranks: no 'windows ..., synchronizing ...' line in the report"
+    exit 1
+  fi
   # Every coflow table (one per policy when several are compared) and the
   # printed report but for the run's wall time and the file names.
   same=1
