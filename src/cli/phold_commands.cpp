@@ -151,7 +151,7 @@ int bench_phold(const core::Comm& world, PholdArgs& args, const GlobalOptions& g
     fmt::print("  simulated time:  {}\n", format_time(s.simulated_time));
     fmt::print("  events:          {}\n", s.events);
     fmt::print("  remote events:   {} ({:.2f}% crossed ranks)\n", s.remote_events,
-               s.events > 0 ? 100.0 * static_cast<double>(s.remote_events) / s.events : 0.0);
+               s.remote_percent());
     fmt::print("  windows:         {}\n", s.windows);
     fmt::print("  wall time:       {:.3f} s\n", s.wall_seconds);
     fmt::print("  event rate:      {:.3f} M events/s\n", s.events_per_second() / 1e6);

@@ -57,10 +57,8 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
     fmt::print(
         "  windows {}, events across ranks {} ({:.1f}%), synchronizing {:.1f}% of a rank's "
         "time (mean), {:.1f}% (most)\n",
-        s.windows, s.remote_events,
-        s.events > 0 ? 100.0 * static_cast<double>(s.remote_events) / static_cast<double>(s.events)
-                     : 0.0,
-        100.0 * s.sync_share_mean, 100.0 * s.sync_share_max);
+        s.windows, s.remote_events, s.remote_percent(), 100.0 * s.sync_share_mean,
+        100.0 * s.sync_share_max);
   }
   std::size_t unfinished = 0;
   for (const Time t : r.flow_end) unfinished += t < 0;

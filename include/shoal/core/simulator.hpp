@@ -57,6 +57,11 @@ struct RunSummary {
   double sync_share_max = 0;
   bool stopped = false;  // a rank received SIGTERM or SIGINT: every rank stopped after one window
   double events_per_second() const { return wall_seconds > 0 ? events / wall_seconds : 0; }
+  /// Percent of the events that were sent to another rank's entities.
+  double remote_percent() const {
+    return events > 0 ? 100.0 * static_cast<double>(remote_events) / static_cast<double>(events)
+                      : 0.0;
+  }
 };
 
 class Simulator {
