@@ -13,13 +13,11 @@
 #   e.g. cp build/shoal /tmp/shoal_a; (change, rebuild)
 #        bench/ab.sh -n 8 /tmp/shoal_a build/shoal bench/configs/a2a-1024.toml
 set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
 pairs=6
 if [ "${1:-}" = "-n" ]; then
-  pairs=${2:-}
-  if ! [[ $pairs =~ ^[1-9][0-9]*$ ]]; then
-    echo "bench/ab.sh: -n needs a positive number of pairs, got '$pairs'" >&2
-    exit 2
-  fi
+  pairs=$(count_option bench/ab.sh pairs "${2:-}") || exit 2
   shift 2
 fi
 if [ $# -lt 3 ]; then
@@ -46,8 +44,6 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 wall() { grep -oE 'wall [0-9.]+ s' "$1" | awk '{print $2}' || true; }
-# shellcheck source=bench/median.sh
-source "$(dirname "$0")/median.sh"
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F)"
 echo "A: $a"

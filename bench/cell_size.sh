@@ -22,8 +22,8 @@ read -r -a variants <<<"${VARIANTS:-4KiB 64KiB 256KiB 1MiB:2MiB 4KiB:2MiB 1MiB:1
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-# shellcheck source=bench/median.sh
-source bench/median.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F); $reps run(s) per row"
 for config in "${configs[@]}"; do

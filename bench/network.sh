@@ -10,20 +10,15 @@
 # sitting (docs/performance.md); it does not tell whether memory is contended.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 runs=1
 if [ "${1:-}" = "-n" ]; then
-  runs=${2:-}
-  if ! [[ $runs =~ ^[1-9][0-9]*$ ]]; then
-    echo "bench/network.sh: -n needs a positive number of runs, got '$runs'" >&2
-    exit 2
-  fi
+  runs=$(count_option bench/network.sh runs "${2:-}") || exit 2
   shift 2
 fi
 configs=("$@")
 [ ${#configs[@]} -gt 0 ] || configs=(bench/configs/a2a-1024.toml bench/configs/permutation-8192.toml bench/configs/ep-8192.toml)
-
-# shellcheck source=bench/median.sh
-source bench/median.sh
 
 echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(date -u +%F), $runs run(s) each"
 phold=$(build/shoal bench phold --entities 100000 --blocks 4 --init 1 --remote 0.1 --lookahead 1us \

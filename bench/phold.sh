@@ -12,8 +12,8 @@ args=(--entities 100000 --blocks 4 --init 1 --remote 0.1 --lookahead 1us --mean-
 
 rate() { grep 'event rate:' | awk '{print $3}'; }
 sync() { grep 'sync share:' | awk '{print $3}'; }
-# shellcheck source=bench/median.sh
-source bench/median.sh
+# shellcheck source=bench/lib.sh
+source bench/lib.sh
 
 one=() two=() share=()
 for ((i = 0; i < reps; i++)); do
