@@ -202,6 +202,63 @@ TEST(Simulator, SeveralSendsFromOneHandler) {
   EXPECT_EQ(s.simulated_time, 150);
 }
 
+TEST(Simulator, NumberedEventsComeInNumberOrder) {
+  // A model numbers some events itself, sent in any order: of one time and
+  // source they are handled in number order, after the engine's own, whether
+  // few (a small bucket, sorted by comparison) or many (counting passes).
+  for (const int many : {3, 200}) {
+    SCOPED_TRACE(many);
+    World w(3);
+    Simulator sim(w.comm, w.layout, w.partition, w.options);
+    sim.allow_numbered();
+    sim.schedule_initial(0, 0, 100, 1, 0);
+    // Other events, many at each of a few times, so that the queue lays out
+    // buckets narrower than the gaps between the numbered events' times and
+    // sorts them by counting.
+    for (Time t = 150; t < 7'000; t += 100) {
+      for (int i = 0; i < 60; ++i) sim.schedule_initial(1, 1, t, 9, 0);
+    }
+    Recorder model;
+    std::uint64_t tiebreak_seen = 0;
+    model.react = [&](const Event& e, Simulator& s) {
+      if (e.tag != 1) return;
+      tiebreak_seen = s.current_tiebreak();
+      // Later times first, so that the queue lays them out in buckets.
+      for (int later = 5; later >= 0; --later) {
+        for (int i = many; i > 0; --i) {
+          s.send_numbered(1 + static_cast<EntityId>(i % 2), 100 + 1000 * later, 3,
+                          static_cast<std::uint64_t>(i), kNumberedSequences + 7 * i + later);
+        }
+      }
+      s.send(2, 100, 2, 0);  // the engine's own number 1: first at 200
+    };
+    const RunSummary s = sim.run(model);
+    std::erase_if(model.log, [](const Handled& h) { return h.tag == 9; });
+    ASSERT_EQ(model.log.size(), static_cast<std::size_t>(6 * many) + 2);
+    EXPECT_EQ(tiebreak_seen, make_tiebreak(0, 0));
+    EXPECT_EQ(model.log[1], (Handled{2, 200, 0, 1, 2, 0}));
+    for (int later = 0; later <= 5; ++later) {
+      for (int i = 1; i <= many; ++i) {
+        EXPECT_EQ(model.log[static_cast<std::size_t>(later * many + i) + 1],
+                  (Handled{1 + static_cast<EntityId>(i % 2), 200 + 1000 * later, 0,
+                           kNumberedSequences + 7 * i + later, 3, static_cast<std::uint64_t>(i)}));
+      }
+    }
+    EXPECT_EQ(s.events, 6 * many + 2 + 69 * 60);
+  }
+}
+
+TEST(Simulator, ANumberOutsideTheModelsRangeThrows) {
+  World w(2);
+  Simulator sim(w.comm, w.layout, w.partition, w.options);
+  sim.allow_numbered();
+  sim.schedule_initial(0, 0, 100, 1, 0);
+  Recorder model;
+  model.react = [](const Event&, Simulator& s) { s.send_numbered(1, 10, 2, 0, 5); };
+  const std::string message = error_of([&] { sim.run(model); });
+  EXPECT_TRUE(contains(message, "numbered an event 5")) << message;
+}
+
 TEST(Simulator, EndTimeIsExclusive) {
   World w(3, 100);
   Simulator sim(w.comm, w.layout, w.partition, w.options);

@@ -15,6 +15,9 @@ using EntityId = std::uint32_t;
 inline constexpr int kSequenceBits = 40;
 inline constexpr std::uint64_t kMaxSequence = (std::uint64_t{1} << kSequenceBits) - 1;
 inline constexpr std::uint64_t kMaxEntities = std::uint64_t{1} << (64 - kSequenceBits);
+/// The engine numbers an entity's events below this; a model may number some
+/// itself from here up (Simulator::send_numbered), in its own order.
+inline constexpr std::uint64_t kNumberedSequences = std::uint64_t{1} << (kSequenceBits - 1);
 
 constexpr std::uint64_t make_tiebreak(EntityId source, std::uint64_t sequence) {
   return (std::uint64_t{source} << kSequenceBits) | sequence;

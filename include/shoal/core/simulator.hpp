@@ -85,7 +85,40 @@ class Simulator {
     enqueue(current_, target, saturating_add(now_, delay), tag, payload);
   }
 
+  /// The same with a sequence number the model gives, at least
+  /// kNumberedSequences and never given twice for the current entity: events
+  /// numbered by what sends them (a port's n-th cell, say) rather than by when,
+  /// so a model can send them earlier, or not at all, without moving any other
+  /// event in the order. Call allow_numbered() first.
+  [[gnu::always_inline]] void send_numbered(EntityId target, Time delay, std::uint32_t tag,
+                                            std::uint64_t payload, std::uint64_t sequence) {
+    if (sequence < kNumberedSequences || sequence > kMaxSequence) [[unlikely]]
+      reject_numbered(sequence);
+    send_maybe_numbered(target, delay, tag, payload, sequence);
+  }
+  /// send_numbered() with `sequence`, or send() where it is 0: one path, for
+  /// a model that numbers some of its events and not others.
+  [[gnu::always_inline]] void send_maybe_numbered(EntityId target, Time delay, std::uint32_t tag,
+                                                  std::uint64_t payload, std::uint64_t sequence) {
+    if (delay < 0 || target >= entity_count_) [[unlikely]]
+      reject_send(current_, target, delay);
+    if (sequence == 0) {
+      std::uint64_t& own = cores_[current_].sequence;
+      if (own >= kNumberedSequences) [[unlikely]]
+        reject_sequence(current_);
+      sequence = own++;
+    }
+    push(make_tiebreak(current_, sequence), target, saturating_add(now_, delay), tag, payload);
+  }
+  /// The key of the event being handled: with send_numbered(), where a model
+  /// must tell whether one of its numbered events would come before it.
+  std::uint64_t current_tiebreak() const { return current_tiebreak_; }
+
   // --- for models, before run() ---
+  /// Before run(): the model will send numbered events (send_numbered). A
+  /// source's events of one time then reach the queue out of sequence order,
+  /// which the queue is told.
+  void allow_numbered() { queue_.set_pushed_in_order(false); }
   bool owns(EntityId e) const { return entity_rank_[e] == rank_; }
   Rng& rng(EntityId e) { return cores_[e].rng; }
   /// Before run(): makes `e` (owned here) the sender of what send() schedules,
@@ -119,9 +152,12 @@ class Simulator {
   [[gnu::always_inline]] void enqueue(EntityId source, EntityId target, Time time,
                                       std::uint32_t tag, std::uint64_t payload) {
     std::uint64_t& seq = cores_[source].sequence;
-    if (seq > kMaxSequence) [[unlikely]]
+    if (seq >= kNumberedSequences) [[unlikely]]
       reject_sequence(source);
-    const std::uint64_t tiebreak = make_tiebreak(source, seq++);
+    push(make_tiebreak(source, seq++), target, time, tag, payload);
+  }
+  [[gnu::always_inline]] void push(std::uint64_t tiebreak, EntityId target, Time time,
+                                   std::uint32_t tag, std::uint64_t payload) {
     if (time >= end_time_) {  // never processed: keep the queue small, remember it existed
       events_beyond_end_ = true;
       return;
@@ -144,6 +180,7 @@ class Simulator {
   RunSummary summarize(double wall_seconds, double sync_seconds, double work_seconds) const;
   [[noreturn]] void reject_send(EntityId source, EntityId target, Time delay) const;
   [[noreturn]] void reject_sequence(EntityId source) const;
+  [[noreturn]] void reject_numbered(std::uint64_t sequence) const;
   [[noreturn]] void reject_lookahead(const Event& ev) const;
   [[noreturn]] void reject_act_as(EntityId e) const;
 
@@ -170,6 +207,7 @@ class Simulator {
 
   Time now_ = 0;
   EntityId current_ = 0;
+  std::uint64_t current_tiebreak_ = 0;
   Time window_end_ = 0;
   Time next_outgoing_ = kTimeInfinity;
   Time last_event_time_ = 0;
@@ -231,6 +269,7 @@ RunSummary Simulator::run(Model& model) {
       const Event ev = queue_.top();
       now_ = ev.time;
       current_ = ev.target;
+      current_tiebreak_ = ev.tiebreak;
       // Out before the handler runs: a zero-delay event it sends from a smaller
       // entity id has a smaller key and must not be taken for this one.
       queue_.pop();
