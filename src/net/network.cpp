@@ -180,6 +180,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     ports_[l].credits.fill(static_cast<std::int32_t>(options.buffer_per_class));
     ports_[l].fail_at = router_.fail_at(l);
   }
+  number_gpu_ports(options);
   if (binning_) {
     // A column per link sent on here; the counters' width from the most any of
     // them can carry in a bin (cells start back to back, the last one whole).
@@ -202,6 +203,74 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     bins_ = LinkBins(std::move(column_of), columns, options.link_util_bin,
                      most >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(most), max_rows);
   }
+}
+
+void Network::number_gpu_ports(const NetworkOptions& options) {
+  sim_.allow_numbered();
+  // GPUs that relay other GPUs' cells to their NIC (PXN): a relayed cell takes
+  // its turn with the GPU's own, so their ports never burst.
+  const std::uint32_t per_server = fabric_.gpus_per_server();
+  std::vector<std::uint8_t> relays(fabric_.gpu_count(), 0);
+  gpu_min_key_.assign(fabric_.gpu_count(), UINT32_MAX);
+  for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
+    const work::Flow& flow = dag_.flows()[f];
+    gpu_min_key_[flow.src] = std::min(gpu_min_key_[flow.src], flow_key_[f]);
+    if (flow.src / per_server != flow.dst / per_server &&
+        !fabric_.shares_plane(flow.src, flow.dst)) {
+      relays[fabric_.relay_for(flow.src, flow.dst)] = 1;
+    }
+  }
+  for (work::GpuId g = 0; g < fabric_.gpu_count(); ++g) {
+    const NodeId node = fabric_.gpu_node(g);
+    const auto out = fabric_.out_links(node);
+    if (out.size() > kMaxGpuLinks) {
+      throw Error("GPU " + std::to_string(g) + " has " + std::to_string(out.size()) +
+                  " links; at most " + std::to_string(kMaxGpuLinks) + " are supported");
+    }
+    for (std::size_t i = 0; i < out.size(); ++i) {
+      const LinkId l = out[i];
+      links_[l].numbered = true;
+      own_[l].next_number = core::kNumberedSequences | (std::uint64_t{i} << kPortNumberShift);
+      const bool bursts = options.nic_bursts && options.starvation_after == kTimeInfinity &&
+                          relays[g] == 0 && router_.fail_at(l) == kTimeInfinity && sim_.owns(node);
+      if (bursts) {
+        links_[l].burst = static_cast<std::uint32_t>(bursts_.size());
+        bursts_.emplace_back();
+      }
+    }
+  }
+}
+
+void Network::out_of_numbers(LinkId link) const {
+  throw Error("link " + std::to_string(link) + " sent more than 2^" +
+              std::to_string(kPortNumberShift) + " / 3 cells; the event key cannot order more");
+}
+
+void Network::push_own(LinkId link, std::uint32_t key, std::uint32_t flow,
+                       const core::Simulator& sim) {
+  KeyedFlows& own = own_[link].flows;
+  const std::uint32_t b = links_[link].burst;
+  if (b == kNoBurst || bursts_[b].key != key || bursts_[b].tail == 0) {
+    own.push(key, flow);
+    return;
+  }
+  // Transmission j + 1 of the burst (j >= 1) would have been sent by the
+  // port-free event numbered after transmission j: how many precede this one.
+  const Burst& burst = bursts_[b];
+  const NodeId from = links_[link].from;
+  const Time now = sim.now();
+  std::uint32_t sent = 1;
+  while (sent < burst.count) {
+    const Time at = burst.start[sent];
+    const std::uint64_t event =
+        core::make_tiebreak(from, burst.first_number + 3 * std::uint64_t{sent - 1});
+    if (at > now || (at == now && event > sim.current_tiebreak())) break;
+    ++sent;
+  }
+  // It goes behind the flows those sent, ahead of those the later ones served last.
+  std::size_t behind = 0;
+  for (std::uint32_t i = burst.tail; i > 0 && burst.last[i - 1] > sent; --i) ++behind;
+  own.insert(key, flow, behind);
 }
 
 void Network::initialize() {
@@ -273,7 +342,7 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
     flow_start_[f] = sim.now();
     to_send_[f] = flow.bytes;
     const LinkId link = router_.first_link(f, sim.now());
-    own_[link].push(flow_key_[f], f);
+    push_own(link, flow_key_[f], f, sim);
     ports_[link].has_own = true;
     if (options_.starvation_after != kTimeInfinity) {
       last_served_[f] = sim.now();
@@ -285,7 +354,7 @@ void Network::start_group(std::uint32_t group, core::Simulator& sim) {
 
 bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
   Port& port = ports_[link];
-  KeyedFlows& own = own_[link];
+  KeyedFlows& own = own_[link].flows;
   for (std::size_t g = 0;
        g < own.groups();) {  // keys in order; a key without credit lets the next go
     const std::uint32_t f = own.front(g);
@@ -313,6 +382,89 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
     return true;
   }
   return false;
+}
+
+[[gnu::always_inline]] inline void Network::occupy(LinkId link, int cls, Bytes bytes, Time start,
+                                                   Time serialize) {
+  Port& port = ports_[link];
+  port.busy_until = start + serialize;
+  if (options_.record) {
+    tallies_[link].bytes[static_cast<std::size_t>(cls)] += static_cast<std::uint64_t>(bytes);
+    busy_time_[link] += static_cast<std::uint64_t>(serialize);
+    if (binning_) bins_.add(link, start, static_cast<std::uint64_t>(bytes));  // where it starts
+  }
+  port.credits[cls] -= static_cast<std::int32_t>(bytes);
+  if (port.credits[cls] < 0) [[unlikely]] {
+    violated("link " + std::to_string(link) + " class " + std::to_string(cls) +
+             " sent a cell without credit");
+  }
+}
+
+[[gnu::always_inline]] inline Time Network::start_own_cell(LinkId link, int cls, std::uint32_t flow,
+                                                           Bytes bytes, Time at,
+                                                           std::uint64_t numbers,
+                                                           core::Simulator& sim) {
+  const bool slow = perturbed(link, at);
+  const Time serialize = serialization(link, bytes, slow);
+  occupy(link, cls, bytes, at, serialize);
+  send_as(sim, links_[link].to, at + latency(link, slow) - sim.now(), tag(kCellHead, link),
+          cell_payload(flow, slow, false, cls, bytes), numbers + 1);
+  return at + serialize;
+}
+
+bool Network::send_own_burst(NodeId node, LinkId link, core::Simulator& sim) {
+  KeyedFlows& own = own_[link].flows;
+  const std::uint32_t key = own.key(0);
+  // A flow of a lower key may start at this GPU meanwhile and go first.
+  if (key != gpu_min_key_[gpu_of(node)]) return send_own(node, link, sim);
+  Port& port = ports_[link];
+  Burst& burst = bursts_[links_[link].burst];
+  const std::size_t flows = own.group_size(0);
+  const Time now = sim.now();
+  std::size_t limit = kMaxBurst;
+  std::size_t count = 0;
+  std::uint64_t numbers = kUnnumbered;
+  Time at = now;
+  // Until `at`, nothing can change what the port sends: credits only grow, no
+  // cell is relayed here, a flow that starts has this key or a higher one and
+  // joins the back of the turn (push_own puts it where it would have been).
+  while (count < limit && !own.empty() && own.key(0) == key && at < sim.end_time()) {
+    const std::uint32_t f = own.front(0);
+    if (to_send_[f] == 0 || flow_key_[f] != key) break;  // stale: send_own drops it
+    const int c = flow_class_[f];
+    const Bytes bytes = std::min(options_.cell_size, to_send_[f]);
+    if (port.credits[c] < bytes) break;
+    to_send_[f] -= bytes;
+    const bool stay = to_send_[f] > 0;
+    if (stay) {
+      own.rotate(0);
+    } else {
+      own.pop(0);
+      port.has_own = !own.empty();
+    }
+    if (count == 0) {
+      burst.tail = 0;
+      // A flow that joins after this cell is served after every flow now in
+      // the turn: each of them can go once more (the first twice if it stays).
+      limit = std::min(kMaxBurst, flows + (stay ? 1 : 0));
+      burst.first_number = own_[link].next_number;
+    }
+    numbers = take_numbers(link);
+    burst.start[count] = at;
+    // Where it stays, it went to the back of the turn. (The first flow, sent
+    // again last, is placed by that; push_own never counts its first place.)
+    if (stay) burst.last[burst.tail++] = static_cast<std::uint8_t>(count + 1);
+    at = start_own_cell(link, c, f, bytes, at, numbers, sim);
+    ++count;
+  }
+  if (count == 0) return send_own(node, link, sim);
+  burst.key = key;
+  burst.count = static_cast<std::uint32_t>(count);
+  if (port.queued != 0 || port.has_own) {  // more to send: wake when the last cell has left
+    port.free_pending = true;
+    send_as(sim, node, at - now, tag(kPortFree, link), 0, numbers);
+  }
+  return true;
 }
 
 [[gnu::always_inline]] inline bool Network::send_queued(NodeId node, LinkId link, int c,
@@ -357,13 +509,19 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
   }
   if (sim.now() < port.busy_until) {
     port.free_pending = true;
-    sim.send(node, port.busy_until - sim.now(), tag(kPortFree, link), 0);
+    // The port-free event after the last transmission (its number, at a GPU).
+    send_as(sim, node, port.busy_until - sim.now(), tag(kPortFree, link), 0,
+            links_[link].numbered ? own_[link].next_number - 3 : kUnnumbered);
     return;
   }
   if (!own) {
     send_any_queued(node, link, sim);
   } else if (port.queued == 0) {
-    send_own(node, link, sim);
+    if (links_[link].burst != kNoBurst) {
+      send_own_burst(node, link, sim);
+    } else {
+      send_own(node, link, sim);
+    }
   } else if (port.relay_turn) {
     // A GPU's port serves its own flows and the cells it relays (PXN) in turn.
     if (send_any_queued(node, link, sim)) {
@@ -391,36 +549,26 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   const Time ready = options_.cut_through ? tail_in - serialize : tail_in;
   const Time start = std::max(now, ready);
   const Time finish = start + serialize;
-  Port& port = ports_[link];
-  port.busy_until = finish;
-  if (options_.record) {
-    tallies_[link].bytes[static_cast<std::size_t>(cls)] += static_cast<std::uint64_t>(bytes);
-    busy_time_[link] += static_cast<std::uint64_t>(serialize);
-    if (binning_) bins_.add(link, start, static_cast<std::uint64_t>(bytes));  // where it starts
-  }
-  port.credits[cls] -= static_cast<std::int32_t>(bytes);
-  if (port.credits[cls] < 0) [[unlikely]] {
-    violated("link " + std::to_string(link) + " class " + std::to_string(cls) +
-             " sent a cell without credit");
-  }
+  occupy(link, cls, bytes, start, serialize);
+  const std::uint64_t numbers = take_numbers(link);
+  const Port& port = ports_[link];
   if (port.queued != 0 || port.has_own) {  // more to send: wake when this cell has left
-    port.free_pending = true;
-    sim.send(node, finish - now, tag(kPortFree, link), 0);
+    ports_[link].free_pending = true;
+    send_as(sim, node, finish - now, tag(kPortFree, link), 0, numbers);
   }
   const LinkState& state = links_[link];
   const Time head = start + latency(link, slow);
   bool last = false;
   if (!state.delivers || head >= sim.end_time() ||
       !delivered(link, cls, flow, bytes, head + serialize, slow, last, sim)) {
-    sim.send(state.to, head - now, tag(kCellHead, link),
-             (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
-                 (std::uint64_t{last} << kLastCellBit) | (static_cast<std::uint64_t>(cls) << 24) |
-                 static_cast<std::uint64_t>(bytes));
+    send_as(sim, state.to, head - now, tag(kCellHead, link),
+            cell_payload(flow, slow, last, cls, bytes),
+            numbers == kUnnumbered ? kUnnumbered : numbers + 1);
   }
   if (in_link != topo::kNoLink) {
     // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
     return_credit(in_link, cls, bytes, finish - now + latency(in_link, perturbed(in_link, now)),
-                  sim);
+                  sim, numbers == kUnnumbered ? kUnnumbered : numbers + 2);
   }
 }
 
@@ -462,10 +610,11 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
 }
 
 [[gnu::always_inline]] inline void Network::return_credit(LinkId in_link, int cls, Bytes bytes,
-                                                          Time delay, core::Simulator& sim) {
+                                                          Time delay, core::Simulator& sim,
+                                                          std::uint64_t number) {
   if (credit_early(in_link, cls, bytes, delay, sim)) return;
-  sim.send(links_[in_link].from, delay, tag(kCredit, in_link),
-           (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
+  send_as(sim, links_[in_link].from, delay, tag(kCredit, in_link),
+          (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes), number);
 }
 
 void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
@@ -482,14 +631,14 @@ void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
       enqueue(router_.next_link(node, cell.flow, now, sim.rng()), c, cell);
     }
   }
-  KeyedFlows& own = own_[link];
+  KeyedFlows& own = own_[link].flows;
   while (!own.empty()) {
     const std::uint32_t f = own.front(0);
     const bool live = to_send_[f] > 0 && flow_key_[f] == own.key(0);
     own.pop(0);
     if (live) {
       const LinkId other = router_.first_link(f, now);
-      own_[other].push(flow_key_[f], f);
+      push_own(other, flow_key_[f], f, sim);
       ports_[other].has_own = true;
     }
   }
@@ -650,7 +799,7 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
         return;
       }
       flow_key_[f] = 0;
-      own_[link].push(0, f);  // its old entry is skipped as stale
+      own_[link].flows.push(0, f);  // its old entry is skipped as stale
       ports_[link].has_own = true;
       try_send(ev.target, link, sim);
       return;
@@ -682,9 +831,9 @@ void Network::check_ports() const {
                  std::to_string(options_.buffer_per_class));
       }
     }
-    if (port.has_own == own_[l].empty()) {
+    if (port.has_own == own_[l].flows.empty()) {
       violated("link " + std::to_string(l) + ": the own-flows flag disagrees with its " +
-               std::to_string(own_[l].groups()) + " key groups");
+               std::to_string(own_[l].flows.groups()) + " key groups");
     }
     if (count_queued_ && cells != queued_cells_[l]) {
       violated("link " + std::to_string(l) + " counts " + std::to_string(queued_cells_[l]) +
@@ -705,7 +854,7 @@ void Network::check_end_state() const {
                  std::to_string(options_.buffer_per_class) + " bytes of credit back");
       }
     }
-    if (port.queued != 0 || !own_[l].empty()) {
+    if (port.queued != 0 || !own_[l].flows.empty()) {
       violated("at the end, link " + std::to_string(l) + " still holds cells or flows");
     }
   }

@@ -34,6 +34,19 @@ class KeyedFlows {
     it->flows.push(flow);
   }
 
+  std::size_t group_size(std::size_t group) const { return groups_[group].flows.size(); }
+
+  /// The flow joins its key's turn with `behind` flows after it (push: 0);
+  /// the group must hold at least that many.
+  void insert(std::uint32_t key, std::uint32_t flow, std::size_t behind) {
+    push(key, flow);
+    if (behind > 0) {
+      auto it = std::lower_bound(groups_.begin(), groups_.end(), key,
+                                 [](const Group& g, std::uint32_t k) { return g.key < k; });
+      it->flows.move_back_forward(behind);
+    }
+  }
+
   /// Removes the group's front flow; the group goes when it is empty.
   void pop(std::size_t group) {
     groups_[group].flows.pop();

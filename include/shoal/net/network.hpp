@@ -104,6 +104,12 @@ struct NetworkOptions {
   // cell) where its credit can be added early and it is not its flow's last.
   // The run is the same either way; off only to test that.
   bool deliver_on_send = true;
+  // A NIC port whose own flows cannot be overtaken (no relayed cells, no flow
+  // of a lower key at its GPU, no starvation guard, no failure) sends up to
+  // kMaxBurst cells back to back from one event, the cells that one event per
+  // cell would have sent, numbered as those would have been (a port numbers
+  // its events itself). The run is the same either way; off only to test that.
+  bool nic_bursts = true;
   // The full invariants (docs/reliability.md): after every window, every port's
   // queue counters and credits recounted. On in Debug builds, `shoal run --check`
   // in Release. The cheap ones (credit bounds, conservation, each flow and task
@@ -193,7 +199,7 @@ class Network {
         const topo::LinkId link = ev.tag >> 4;
         const Port& port = ports_[link];
         if (port.has_own) {
-          const KeyedFlows& own = own_[link];
+          const KeyedFlows& own = own_[link].flows;
           if (stage == 3) {
             // What send_own reads about its first flow, by flow id: three arrays.
             if (!own.empty()) {
@@ -290,6 +296,39 @@ class Network {
     kPromote = 8,
   };
   static constexpr std::uint32_t tag(Kind k, topo::LinkId link = 0) { return k | (link << 4); }
+
+  /// A GPU's port numbers the events of its n-th transmission itself
+  /// (core::Simulator::send_numbered): 3n for the port-free event after it,
+  /// 3n + 1 for the cell's head, 3n + 2 for the credit it returns upstream,
+  /// above the port's place among its GPU's links. So a transmission's events
+  /// have the same keys whenever they are sent, which is what lets a burst
+  /// send a port's next cells from one event.
+  static constexpr int kPortNumberShift = 35;
+  static constexpr std::uint64_t kPortNumbers = std::uint64_t{1} << kPortNumberShift;
+  static constexpr std::uint32_t kMaxGpuLinks = 16;  // 4 bits: 35 + 4 = kSequenceBits - 1
+  static constexpr std::uint64_t kUnnumbered = 0;
+  static constexpr std::size_t kMaxBurst = 16;
+  static constexpr std::uint32_t kNoBurst = ~std::uint32_t{0};
+
+  /// A NIC port's own flows, and the numbers its next transmission takes.
+  struct OwnFlows {
+    KeyedFlows flows;
+    std::uint64_t next_number = kUnnumbered;
+  };
+  /// The cells a NIC port last sent in a burst (NetworkOptions::nic_bursts),
+  /// kept to place a flow that joins its key while the burst is on the wire
+  /// where one event per cell would have: behind the cells that, one at a
+  /// time, would have been sent already.
+  struct Burst {
+    std::uint32_t key = 0;                // the key whose flows it served
+    std::uint32_t count = 0;              // its transmissions
+    std::uint64_t first_number = 0;       // its first transmission's numbers
+    std::array<Time, kMaxBurst> start{};  // each transmission's start
+    // The flows it rotated to the back of its key's turn, front to back: the
+    // transmission (1-based) that served each last.
+    std::uint32_t tail = 0;
+    std::array<std::uint8_t, kMaxBurst> last{};
+  };
   /// In a cell head's payload: the flow's last cell, counted where its link starts.
   static constexpr int kLastCellBit = 27;
 
@@ -347,10 +386,49 @@ class Network {
 
   void try_send(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   bool send_own(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
+  /// send_own() for a port that may burst: as many cells as one event per cell
+  /// would send before anything could change the port's choice.
+  bool send_own_burst(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
+  /// A flow joins its NIC port's own flows (behind a burst's cells, where one is on the wire).
+  void push_own(topo::LinkId link, std::uint32_t key, std::uint32_t flow,
+                const core::Simulator& sim);
+  /// The numbers of the next transmission on `link` (kUnnumbered where not at a GPU).
+  [[gnu::always_inline]] std::uint64_t take_numbers(topo::LinkId link) {
+    if (!links_[link].numbered) return kUnnumbered;
+    std::uint64_t& next = own_[link].next_number;
+    const std::uint64_t numbers = next;
+    next += 3;
+    if ((next & (kPortNumbers - 1)) < 3) [[unlikely]]
+      out_of_numbers(link);
+    return numbers;
+  }
+  [[noreturn]] void out_of_numbers(topo::LinkId link) const;
+  /// sim.send(), or send_numbered() with `number` where it is not kUnnumbered.
+  [[gnu::always_inline]] static void send_as(core::Simulator& sim, topo::NodeId target, Time delay,
+                                             std::uint32_t tag, std::uint64_t payload,
+                                             std::uint64_t number) {
+    static_assert(kUnnumbered == 0);
+    sim.send_maybe_numbered(target, delay, tag, payload, number);
+  }
   bool send_queued(topo::NodeId node, topo::LinkId link, int cls, core::Simulator& sim);
   /// Relayed or switched cells, classes in strict priority.
   bool send_any_queued(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   void enqueue(topo::LinkId out, int cls, const Cell& cell);
+  /// The port sends `bytes` in class `cls` from `start` for `serialize`: busy,
+  /// counted, its credit spent.
+  void occupy(topo::LinkId link, int cls, Bytes bytes, Time start, Time serialize);
+  /// A burst's cell of `flow` starting at `at` (a NIC's own: no credit
+  /// upstream, never delivered on send); returns when it has left.
+  Time start_own_cell(topo::LinkId link, int cls, std::uint32_t flow, Bytes bytes, Time at,
+                      std::uint64_t numbers, core::Simulator& sim);
+  static std::uint64_t cell_payload(std::uint32_t flow, bool slow, bool last, int cls,
+                                    Bytes bytes) {
+    return (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
+           (std::uint64_t{last} << kLastCellBit) | (static_cast<std::uint64_t>(cls) << 24) |
+           static_cast<std::uint64_t>(bytes);
+  }
+  /// Numbers each GPU port's events and picks the ports that may burst.
+  void number_gpu_ports(const NetworkOptions& options);
   void transmit(topo::NodeId node, topo::LinkId link, int cls, const Cell& cell,
                 core::Simulator& sim);
   /// Credit back at `link`'s port, checked against its buffer.
@@ -358,7 +436,8 @@ class Network {
   /// A cell left this node's ingress buffer from `in_link`: its credit reaches
   /// the upstream port after `delay`, by an event or, where that cannot change
   /// the port's choices, at once.
-  void return_credit(topo::LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim);
+  void return_credit(topo::LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim,
+                     std::uint64_t number = kUnnumbered);
   void on_cell_head(const core::Event& ev, core::Simulator& sim);
   /// A cell sent on a link that delivers (LinkState::delivers), its head at
   /// the receiver before the end time: when the link ends at the cell's
@@ -404,10 +483,12 @@ class Network {
   work::DagRunner::Ready ready_;  // reused: no allocation per event
   std::vector<std::uint32_t> acting_tasks_, acting_groups_;
   mutable std::array<RouteMemo, kRouteMemos> route_memo_{};  // a cache, not state
-  std::vector<Port> ports_;      // by link (used where this rank owns the link's source)
-  PortQueues queues_;            // the cells waiting at ports_
-  std::vector<KeyedFlows> own_;  // by link: at a GPU, its flows with bytes to send, by key
-  std::vector<Gpu> gpus_;        // by GPU
+  std::vector<Port> ports_;    // by link (used where this rank owns the link's source)
+  PortQueues queues_;          // the cells waiting at ports_
+  std::vector<OwnFlows> own_;  // by link: at a GPU, its flows with bytes to send, by key
+  std::vector<Burst> bursts_;  // by LinkState::burst
+  std::vector<std::uint32_t> gpu_min_key_;  // by GPU: the lowest key of the flows it sends
+  std::vector<Gpu> gpus_;                   // by GPU
   /// What a cell-hop reads about a link, in one cache line: before, the
   /// fabric's Link, two perturbation arrays, the credit pace and the owner map
   /// were five misses per link (docs/performance.md, sixth measurement).
@@ -424,6 +505,8 @@ class Network {
     // Into a GPU, from its NVSwitch or from the one switch it hangs off: a cell
     // sent here for that GPU is counted when it is sent (Network::delivered).
     bool delivers = false;
+    bool numbered = false;           // from a GPU: the port numbers its events (take_numbers)
+    std::uint32_t burst = kNoBurst;  // a NIC port that may burst: its bursts_ entry
   };
   static_assert(sizeof(LinkState) == 64);
   bool perturbed(topo::LinkId l, Time t) const { return t >= links_[l].perturbed_at; }

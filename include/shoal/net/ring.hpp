@@ -22,6 +22,15 @@ class Ring {
     ++size_;
   }
 
+  /// The back item moves `places` places towards the front (the ones it
+  /// passes move back by one); places < size().
+  void move_back_forward(std::size_t places) {
+    const std::size_t mask = items_.size() - 1;
+    for (std::size_t i = size_ - 1; i + places >= size_ && i > 0; --i) {
+      std::swap(items_[(head_ + i) & mask], items_[(head_ + i - 1) & mask]);
+    }
+  }
+
   void pop() {
     head_ = (head_ + 1) & (items_.size() - 1);
     --size_;

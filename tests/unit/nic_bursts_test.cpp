@@ -1,0 +1,226 @@
+// A NIC port sending its own flows' cells in bursts (NetworkOptions::nic_bursts)
+// must not change a run: every flow and task starts and ends at the same
+// picosecond as with a port-free event per cell, with flows that join a key's
+// turn while a burst is on the wire (some at the very instant a cell of it
+// starts), under fair sharing and Hermod's keys, with compute between the
+// coflows, slowed and failed NIC ports, GPUs that relay (PXN) and a run cut
+// off at an end time.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "contending_dag.hpp"
+#include "one_rank_run.hpp"
+#include "shoal/core/simulator.hpp"
+#include "shoal/net/network.hpp"
+#include "shoal/sched/policy.hpp"
+#include "shoal/topo/builders.hpp"
+#include "shoal/topo/fabric_config.hpp"
+
+namespace shoal::net {
+namespace {
+
+struct Run {
+  RunResults results;
+  std::int64_t events = 0;
+};
+
+Run run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
+        const Perturbations& perturbations, const std::string& policy, Time end_time) {
+  sched::PolicyConfig config;
+  sched::parse_policy_name(policy, config);
+  config.classes = 2;
+  options.check = true;  // every port's credits within its buffer, after every batch
+  const core::Comm comm = core::Comm::self();
+  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
+  core::EngineOptions engine;
+  engine.progress = false;
+  engine.end_time = end_time;
+  core::Simulator sim(comm, fabric.layout(), partition, engine);
+  Network network(fabric, dag, sim, options, perturbations,
+                  sched::flow_priorities(dag, fabric, config));
+  network.initialize();
+  sim.run(network);
+  if (end_time == kTimeInfinity) network.check_end_state();
+  return {network.results(comm), sim.local_events()};
+}
+
+/// Runs with a port-free event per cell, then with bursts: the same run, with
+/// fewer events. Returns the events saved.
+std::int64_t expect_same(const topo::Fabric& fabric, const work::Dag& dag,
+                         NetworkOptions options = {}, const Perturbations& perturbations = {},
+                         const std::string& policy = "fair", Time end_time = kTimeInfinity) {
+  options.nic_bursts = false;
+  const Run each = run(fabric, dag, options, perturbations, policy, end_time);
+  options.nic_bursts = true;
+  const Run bursts = run(fabric, dag, options, perturbations, policy, end_time);
+  EXPECT_EQ(bursts.results.flow_start, each.results.flow_start);
+  EXPECT_EQ(bursts.results.flow_end, each.results.flow_end);
+  EXPECT_EQ(bursts.results.task_start, each.results.task_start);
+  EXPECT_EQ(bursts.results.task_end, each.results.task_end);
+  EXPECT_EQ(bursts.results.gpu_comm_wait, each.results.gpu_comm_wait);
+  EXPECT_EQ(bursts.results.bytes_delivered, each.results.bytes_delivered);
+  EXPECT_EQ(bursts.results.cell_hops, each.results.cell_hops);
+  EXPECT_LE(bursts.events, each.events);
+  return each.events - bursts.events;
+}
+
+topo::Fabric leaf_spine(std::uint32_t gpus_per_server) {
+  topo::FatTreeSpec spec;
+  spec.base.gpus = 64;
+  spec.base.gpus_per_server = gpus_per_server;
+  spec.radix = 16;
+  spec.leaf_oversubscription = 2;  // uplinks congest
+  return topo::build_fat_tree(spec);
+}
+
+TEST(NicBursts, RunsAreTheSameOnALeafSpine) {
+  const topo::Fabric fabric = leaf_spine(1);
+  // Compute between the coflows: flows start while their NIC is sending.
+  const work::Dag dag = test::contending_dag(64, 40'000, 700'001, 3 * kMicrosecond);
+  struct Case {
+    const char* name;
+    Bytes buffer;
+    LoadBalancing balancing;
+    const char* policy;
+  };
+  const Case cases[] = {
+      {"two cells of buffer", 8 * 1024, LoadBalancing::kEcmp, "fair"},
+      {"64 KiB", 64 * 1024, LoadBalancing::kEcmp, "fair"},
+      {"64 KiB, hermod", 64 * 1024, LoadBalancing::kEcmp, "hermod"},
+      {"512 KiB, lina", 512 * 1024, LoadBalancing::kEcmp, "lina"},
+      {"48 KiB, spray", 48 * 1024, LoadBalancing::kSpray, "fair"},
+  };
+  for (const Case& c : cases) {
+    SCOPED_TRACE(c.name);
+    NetworkOptions options;
+    options.buffer_per_class = c.buffer;
+    options.load_balancing = c.balancing;
+    EXPECT_GT(expect_same(fabric, dag, options, {}, c.policy), 0);
+  }
+}
+
+TEST(NicBursts, NvLinkPortsAndServers) {
+  const topo::Fabric fabric = leaf_spine(8);
+  const work::Dag dag = test::contending_dag(64, 90'000, 300'001, 2 * kMicrosecond);
+  for (const char* policy : {"fair", "hermod"}) {
+    SCOPED_TRACE(policy);
+    expect_same(fabric, dag, {}, {}, policy);
+  }
+}
+
+/// GPU 0 sends to 15 others; more flows from it start on a timer, at instants
+/// a whole number of its cells apart (so some start exactly as one of its
+/// cells does) and in between.
+work::Dag joining(Time cell_time) {
+  work::Dag dag;
+  work::CoflowLabels labels;
+  labels.type = work::CoflowType::kEp;
+  std::vector<work::Flow> first;
+  for (work::GpuId d = 1; d < 16; ++d) first.push_back({0, d, 40'000 + 1'000 * d});
+  dag.add_coflow("first", labels, 0, first, {});
+  for (int k = 1; k <= 40; ++k) {
+    // Every third a third of a cell late, the rest on a cell's start.
+    const Time at = k * 3 * cell_time + (k % 3 == 0 ? cell_time / 3 : 0);
+    std::vector<work::Flow> flows;
+    for (work::GpuId d = 16 + static_cast<work::GpuId>(k % 3); d < 64; d += 11)
+      flows.push_back({0, d, 9'000 + 500 * static_cast<Bytes>(k)});
+    labels.layer = static_cast<std::uint32_t>(k);
+    dag.add_coflow("join-" + std::to_string(k), labels, at, flows, {});
+  }
+  dag.resolve();
+  return dag;
+}
+
+TEST(NicBursts, FlowsThatJoinWhileABurstIsOnTheWire) {
+  const topo::Fabric fabric = leaf_spine(1);
+  const Time cell_time = transmit_time(4096, fabric.link(fabric.nic_links(0).front()).rate);
+  const work::Dag dag = joining(cell_time);
+  for (const Bytes buffer : {Bytes{16 * 1024}, Bytes{512 * 1024}}) {
+    for (const char* policy : {"fair", "hermod"}) {
+      SCOPED_TRACE(std::string(policy) + ", " + std::to_string(buffer) + " B of buffer");
+      NetworkOptions options;
+      options.buffer_per_class = buffer;
+      const std::int64_t saved = expect_same(fabric, dag, options, {}, policy);
+      if (policy == std::string("fair")) {
+        EXPECT_GT(saved, 50);
+      }
+    }
+  }
+}
+
+// Links a whole number of cells long and full cells only, so that a flow's
+// acknowledgement reaches GPU 0 exactly as one of its cells starts, from a GPU
+// whose key comes after GPU 0's: the flow that acknowledgement starts joins
+// behind that cell.
+TEST(NicBursts, AFlowThatJoinsAsACellStarts) {
+  topo::FabricSpec spec;
+  spec.gpus = 48;
+  spec.gpus_per_server = 1;
+  const Time cell_time = transmit_time(4096, spec.link_rate);
+  spec.link_latency = 10 * cell_time;
+  const topo::Fabric fabric = topo::build_single_switch(spec);
+  work::Dag dag;
+  work::CoflowLabels labels;
+  labels.type = work::CoflowType::kEp;
+  std::vector<work::Flow> first;
+  for (work::GpuId d = 1; d < 16; ++d) first.push_back({0, d, 40 * 4096});
+  dag.add_coflow("first", labels, 0, first, {});
+  for (int k = 1; k <= 10; ++k) {
+    const auto probe = "probe-" + std::to_string(k);
+    const std::vector<work::Flow> one{{0, static_cast<work::GpuId>(16 + k), 4096}};
+    dag.add_coflow(probe, labels, k * 5 * cell_time, one, {});
+    std::vector<work::Flow> then;
+    for (work::GpuId d = 30; d < 40; d += 2) then.push_back({0, d, 3 * 4096});
+    dag.add_coflow("after-" + std::to_string(k), labels, 0, then, {probe});
+  }
+  dag.resolve();
+  EXPECT_GT(expect_same(fabric, dag), 0);
+}
+
+TEST(NicBursts, SlowedNicsAndAnEndTime) {
+  const topo::Fabric fabric = leaf_spine(1);
+  const work::Dag dag = test::contending_dag(64, 40'000, 700'001, 3 * kMicrosecond);
+  Perturbations slowed;
+  // NICs slowed to a quarter and 2 us longer from instants inside bursts.
+  for (work::GpuId g = 0; g < 64; g += 5) {
+    slowed.links.push_back({fabric.nic_links(g).front(), 7 * kMicrosecond + 12'345 * g,
+                            25'000'000'000, 2 * kMicrosecond});
+  }
+  expect_same(fabric, dag, {}, slowed, "fair");
+  expect_same(fabric, dag, {}, {}, "fair", 37 * kMicrosecond + 777);
+}
+
+TEST(NicBursts, AFailedNicPortHandsItsFlowsToTheOther) {
+  topo::RailSpec spec;
+  spec.base.gpus = 32;
+  spec.base.gpus_per_server = 8;
+  spec.radix = 16;
+  spec.dual_plane = true;
+  const topo::Fabric fabric = topo::build_rail_optimized(spec);
+  const work::Dag dag = test::contending_dag(32, 60'000, 400'001);
+  Perturbations failed;
+  for (work::GpuId g = 0; g < 32; g += 3) {
+    failed.links.push_back({fabric.nic_links(g).front(), 5 * kMicrosecond + 1'000 * g, 0, 0, true});
+  }
+  for (const char* policy : {"fair", "hermod"}) {
+    SCOPED_TRACE(policy);
+    EXPECT_GT(expect_same(fabric, dag, {}, failed, policy), 0);
+  }
+}
+
+TEST(NicBursts, GpusThatRelayKeepAnEventPerCell) {
+  topo::MultiPlaneSpec spec;
+  spec.base.gpus = 64;
+  spec.base.gpus_per_server = 8;
+  spec.planes = 4;
+  spec.radix = 16;
+  const topo::Fabric fabric = topo::build_multi_plane(spec);
+  const work::Dag dag = test::contending_dag(64, 50'000, 300'001, 2 * kMicrosecond);
+  expect_same(fabric, dag);
+  expect_same(fabric, dag, {}, {}, "hermod");
+}
+
+}  // namespace
+}  // namespace shoal::net
