@@ -114,13 +114,14 @@ void Simulator::reject_send(EntityId source, EntityId target, Time delay) const 
 
 void Simulator::reject_sequence(EntityId source) const {
   throw Error("entity " + std::to_string(source) + " sent more than 2^" +
-              std::to_string(kSequenceBits - 1) + " events; the event key cannot order more");
+              std::to_string(kStreamShift) + " events; the event key cannot order more");
 }
 
-void Simulator::reject_numbered(std::uint64_t sequence) const {
-  throw Error("internal: entity " + std::to_string(current_) + " numbered an event " +
-              std::to_string(sequence) + ", outside the model's numbers [2^" +
-              std::to_string(kSequenceBits - 1) + ", 2^" + std::to_string(kSequenceBits) + ")");
+void Simulator::reject_stream(std::uint32_t stream, std::uint64_t sequence) const {
+  throw Error("internal: entity " + std::to_string(current_) + " sent event " +
+              std::to_string(sequence) + " of stream " + std::to_string(stream) +
+              "; a model's streams are 1 to " + std::to_string(kStreams - 1) +
+              ", numbered below 2^" + std::to_string(kStreamShift));
 }
 
 void Simulator::reject_act_as(EntityId e) const {

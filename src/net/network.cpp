@@ -206,7 +206,6 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
 }
 
 void Network::number_gpu_ports(const NetworkOptions& options) {
-  sim_.allow_numbered();
   // GPUs that relay other GPUs' cells to their NIC (PXN): a relayed cell takes
   // its turn with the GPU's own, so their ports never burst.
   const std::uint32_t per_server = fabric_.gpus_per_server();
@@ -221,19 +220,14 @@ void Network::number_gpu_ports(const NetworkOptions& options) {
     }
   }
   for (work::GpuId g = 0; g < fabric_.gpu_count(); ++g) {
-    const NodeId node = fabric_.gpu_node(g);
-    const auto out = fabric_.out_links(node);
-    if (out.size() > kMaxGpuLinks) {
-      throw Error("GPU " + std::to_string(g) + " has " + std::to_string(out.size()) +
-                  " links; at most " + std::to_string(kMaxGpuLinks) + " are supported");
-    }
-    for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto out = fabric_.out_links(fabric_.gpu_node(g));
+    // A GPU with more ports than streams (none built here) numbers the rest
+    // as its own, and they do not burst.
+    for (std::size_t i = 0; i + 1 < core::kStreams && i < out.size(); ++i) {
       const LinkId l = out[i];
-      links_[l].numbered = true;
-      own_[l].next_number = core::kNumberedSequences | (std::uint64_t{i} << kPortNumberShift);
-      const bool bursts = options.nic_bursts && options.starvation_after == kTimeInfinity &&
-                          relays[g] == 0 && router_.fail_at(l) == kTimeInfinity && sim_.owns(node);
-      if (bursts) {
+      links_[l].stream = static_cast<std::uint8_t>(i + 1);
+      if (options.nic_bursts && options.starvation_after == kTimeInfinity && relays[g] == 0 &&
+          router_.fail_at(l) == kTimeInfinity) {
         links_[l].burst = static_cast<std::uint32_t>(bursts_.size());
         bursts_.emplace_back();
       }
@@ -241,35 +235,29 @@ void Network::number_gpu_ports(const NetworkOptions& options) {
   }
 }
 
-void Network::out_of_numbers(LinkId link) const {
-  throw Error("link " + std::to_string(link) + " sent more than 2^" +
-              std::to_string(kPortNumberShift) + " / 3 cells; the event key cannot order more");
-}
-
 void Network::push_own(LinkId link, std::uint32_t key, std::uint32_t flow,
                        const core::Simulator& sim) {
   KeyedFlows& own = own_[link].flows;
-  const std::uint32_t b = links_[link].burst;
-  if (b == kNoBurst || bursts_[b].key != key || bursts_[b].tail == 0) {
+  const LinkState& state = links_[link];
+  const Burst* burst = state.burst != kNoBurst ? &bursts_[state.burst] : nullptr;
+  if (burst == nullptr || burst->key != key || burst->tail == 0) {
     own.push(key, flow);
     return;
   }
   // Transmission j + 1 of the burst (j >= 1) would have been sent by the
-  // port-free event numbered after transmission j: how many precede this one.
-  const Burst& burst = bursts_[b];
-  const NodeId from = links_[link].from;
+  // port-free event of transmission j: how many precede this one.
   const Time now = sim.now();
   std::uint32_t sent = 1;
-  while (sent < burst.count) {
-    const Time at = burst.start[sent];
-    const std::uint64_t event =
-        core::make_tiebreak(from, burst.first_number + 3 * std::uint64_t{sent - 1});
+  while (sent < burst->count) {
+    const Time at = burst->start[sent];
+    const std::uint64_t event = core::make_tiebreak(state.from, state.stream,
+                                                    kSlots * (burst->first + sent - 1) + kFreeSlot);
     if (at > now || (at == now && event > sim.current_tiebreak())) break;
     ++sent;
   }
   // It goes behind the flows those sent, ahead of those the later ones served last.
   std::size_t behind = 0;
-  for (std::uint32_t i = burst.tail; i > 0 && burst.last[i - 1] > sent; --i) ++behind;
+  for (std::uint32_t i = burst->tail; i > 0 && burst->last[i - 1] > sent; --i) ++behind;
   own.insert(key, flow, behind);
 }
 
@@ -401,14 +389,13 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
 }
 
 [[gnu::always_inline]] inline Time Network::start_own_cell(LinkId link, int cls, std::uint32_t flow,
-                                                           Bytes bytes, Time at,
-                                                           std::uint64_t numbers,
+                                                           Bytes bytes, Time at, Numbers numbers,
                                                            core::Simulator& sim) {
   const bool slow = perturbed(link, at);
   const Time serialize = serialization(link, bytes, slow);
   occupy(link, cls, bytes, at, serialize);
-  send_as(sim, links_[link].to, at + latency(link, slow) - sim.now(), tag(kCellHead, link),
-          cell_payload(flow, slow, false, cls, bytes), numbers + 1);
+  send_as(sim, numbers, kHeadSlot, links_[link].to, at + latency(link, slow) - sim.now(),
+          tag(kCellHead, link), cell_payload(flow, slow, false, cls, bytes));
   return at + serialize;
 }
 
@@ -421,14 +408,19 @@ bool Network::send_own_burst(NodeId node, LinkId link, core::Simulator& sim) {
   Burst& burst = bursts_[links_[link].burst];
   const std::size_t flows = own.group_size(0);
   const Time now = sim.now();
+  // Cells that start within the link's latency: further ahead, the events
+  // they send wait in the queue longer than one per cell would have
+  // (docs/performance.md, twelfth measurement).
+  const Time horizon = saturating_add(now, links_[link].latency);
   std::size_t limit = kMaxBurst;
   std::size_t count = 0;
-  std::uint64_t numbers = kUnnumbered;
+  Numbers numbers;
   Time at = now;
   // Until `at`, nothing can change what the port sends: credits only grow, no
   // cell is relayed here, a flow that starts has this key or a higher one and
   // joins the back of the turn (push_own puts it where it would have been).
-  while (count < limit && !own.empty() && own.key(0) == key && at < sim.end_time()) {
+  while (count < limit && !own.empty() && own.key(0) == key && at < sim.end_time() &&
+         (count == 0 || at < horizon)) {
     const std::uint32_t f = own.front(0);
     if (to_send_[f] == 0 || flow_key_[f] != key) break;  // stale: send_own drops it
     const int c = flow_class_[f];
@@ -447,7 +439,7 @@ bool Network::send_own_burst(NodeId node, LinkId link, core::Simulator& sim) {
       // A flow that joins after this cell is served after every flow now in
       // the turn: each of them can go once more (the first twice if it stays).
       limit = std::min(kMaxBurst, flows + (stay ? 1 : 0));
-      burst.first_number = own_[link].next_number;
+      burst.first = own_[link].sent;
     }
     numbers = take_numbers(link);
     burst.start[count] = at;
@@ -462,7 +454,7 @@ bool Network::send_own_burst(NodeId node, LinkId link, core::Simulator& sim) {
   burst.count = static_cast<std::uint32_t>(count);
   if (port.queued != 0 || port.has_own) {  // more to send: wake when the last cell has left
     port.free_pending = true;
-    send_as(sim, node, at - now, tag(kPortFree, link), 0, numbers);
+    send_as(sim, numbers, kFreeSlot, node, at - now, tag(kPortFree, link), 0);
   }
   return true;
 }
@@ -509,9 +501,10 @@ bool Network::send_own_burst(NodeId node, LinkId link, core::Simulator& sim) {
   }
   if (sim.now() < port.busy_until) {
     port.free_pending = true;
-    // The port-free event after the last transmission (its number, at a GPU).
-    send_as(sim, node, port.busy_until - sim.now(), tag(kPortFree, link), 0,
-            links_[link].numbered ? own_[link].next_number - 3 : kUnnumbered);
+    // The port-free event of the last transmission (numbered so, at a GPU).
+    Numbers last;
+    if (links_[link].stream != 0) last = {links_[link].stream, kSlots * (own_[link].sent - 1)};
+    send_as(sim, last, kFreeSlot, node, port.busy_until - sim.now(), tag(kPortFree, link), 0);
     return;
   }
   if (!own) {
@@ -550,25 +543,30 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   const Time start = std::max(now, ready);
   const Time finish = start + serialize;
   occupy(link, cls, bytes, start, serialize);
-  const std::uint64_t numbers = take_numbers(link);
-  const Port& port = ports_[link];
-  if (port.queued != 0 || port.has_own) {  // more to send: wake when this cell has left
-    ports_[link].free_pending = true;
-    send_as(sim, node, finish - now, tag(kPortFree, link), 0, numbers);
+  const Numbers numbers = take_numbers(link);
+  Port& port = ports_[link];
+  // More to send: wake when this cell has left. A switch sends that first, as
+  // it always has; a GPU's port last, its events in the order of their numbers.
+  const bool wake = port.queued != 0 || port.has_own;
+  if (wake) port.free_pending = true;
+  if (wake && numbers.stream == 0) {
+    sim.send(node, finish - now, tag(kPortFree, link), 0);
   }
   const LinkState& state = links_[link];
   const Time head = start + latency(link, slow);
   bool last = false;
   if (!state.delivers || head >= sim.end_time() ||
       !delivered(link, cls, flow, bytes, head + serialize, slow, last, sim)) {
-    send_as(sim, state.to, head - now, tag(kCellHead, link),
-            cell_payload(flow, slow, last, cls, bytes),
-            numbers == kUnnumbered ? kUnnumbered : numbers + 1);
+    send_as(sim, numbers, kHeadSlot, state.to, head - now, tag(kCellHead, link),
+            cell_payload(flow, slow, last, cls, bytes));
   }
   if (in_link != topo::kNoLink) {
     // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
     return_credit(in_link, cls, bytes, finish - now + latency(in_link, perturbed(in_link, now)),
-                  sim, numbers == kUnnumbered ? kUnnumbered : numbers + 2);
+                  sim, numbers);
+  }
+  if (wake && numbers.stream != 0) {
+    send_as(sim, numbers, kFreeSlot, node, finish - now, tag(kPortFree, link), 0);
   }
 }
 
@@ -611,10 +609,10 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
 
 [[gnu::always_inline]] inline void Network::return_credit(LinkId in_link, int cls, Bytes bytes,
                                                           Time delay, core::Simulator& sim,
-                                                          std::uint64_t number) {
+                                                          Numbers numbers) {
   if (credit_early(in_link, cls, bytes, delay, sim)) return;
-  send_as(sim, links_[in_link].from, delay, tag(kCredit, in_link),
-          (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes), number);
+  send_as(sim, numbers, kCreditSlot, links_[in_link].from, delay, tag(kCredit, in_link),
+          (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
 }
 
 void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
@@ -700,7 +698,7 @@ topo::NodeId Network::counted_at(std::uint32_t f) const {
     // that delivers, its bytes were counted where the link starts.
     bool last = ((ev.payload >> kLastCellBit) & 1) != 0;
     if (!links_[in_link].delivers) last = count_received(flow, bytes, f);
-    return_credit(in_link, cls, bytes, tail - sim.now() + latency(in_link, slow), sim);
+    return_credit(in_link, cls, bytes, tail - sim.now() + latency(in_link, slow), sim, Numbers{});
     if (last) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);
     return;
   }

@@ -28,14 +28,17 @@ std::vector<Event> make_bucket(const Shape& shape, std::uint64_t seed) {
   std::vector<Time> times;
   for (std::size_t t = 0; t < shape.times; ++t)
     times.push_back(1'000'000 + 3 * static_cast<Time>(t));
-  std::vector<std::uint64_t> next_sequence(shape.sources, 0);
+  // By source and stream: each of a source's streams numbers its own events.
+  std::vector<std::uint64_t> next_sequence(std::size_t{shape.sources} * kStreams, 0);
   std::vector<Event> events;
   for (std::size_t i = 0; i < shape.events; ++i) {
     const auto s = static_cast<EntityId>(rng.below(shape.sources));
+    const auto stream = static_cast<std::uint32_t>(rng.below(kStreams));
+    std::uint64_t& sequence = next_sequence[std::size_t{s} * kStreams + stream];
     Event e;
     e.time = times[rng.below(times.size())];
-    e.tiebreak = make_tiebreak(shape.first_source + s, next_sequence[s]);
-    next_sequence[s] += 1 + rng.below(5);
+    e.tiebreak = make_tiebreak(shape.first_source + s, stream, sequence);
+    sequence += 1 + rng.below(5);
     e.target = static_cast<EntityId>(rng.below(1000));
     e.tag = static_cast<std::uint32_t>(i);
     e.payload = rng.next();
@@ -98,8 +101,9 @@ TEST(BucketSort, OneTimeFewSources) {
   }
 }
 
-TEST(BucketSort, OneTimeSourcesOverOneByteAndTwo) {
-  for (const EntityId sources : {1u, 2u, 255u, 256u, 257u, 3000u, 65535u, 65536u}) {
+TEST(BucketSort, OneTimeStreamsOverOneTwoAndThreeBytes) {
+  // Four streams a source: 64 sources span one byte, 16,384 two.
+  for (const EntityId sources : {1u, 2u, 63u, 64u, 65u, 3000u, 16'383u, 16'384u, 70'000u}) {
     for (std::uint64_t seed = 1; seed <= 5; ++seed) {
       EXPECT_TRUE(sorts_like_std_sort({700, 1, sources, 12345, false}, seed)) << sources;
     }
@@ -154,9 +158,9 @@ TEST(BucketSort, DeclinesAnEmptyBucket) {
 TEST(BucketSort, DeclinesNineTimesAndWideSourceSpans) {
   for (const Shape shape : {Shape{300, 9, 10, 0, false}, Shape{300, 1, 70'000, 0, false}}) {
     std::vector<Event> events = make_bucket(shape, 3);
-    if (shape.sources > 65536) {  // make sure the span is over 2^16
+    if (shape.sources > 65536) {  // make sure the streams span 2^24 (sources 2^22)
       events.front().tiebreak = make_tiebreak(0, 0);
-      events.back().tiebreak = make_tiebreak(65536, 0);
+      events.back().tiebreak = make_tiebreak(1u << 22, 0);
     }
     EventBuffer bucket = to_buffer(events);
     EventBuffer out;

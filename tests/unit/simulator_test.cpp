@@ -202,18 +202,18 @@ TEST(Simulator, SeveralSendsFromOneHandler) {
   EXPECT_EQ(s.simulated_time, 150);
 }
 
-TEST(Simulator, NumberedEventsComeInNumberOrder) {
-  // A model numbers some events itself, sent in any order: of one time and
-  // source they are handled in number order, after the engine's own, whether
-  // few (a small bucket, sorted by comparison) or many (counting passes).
+TEST(Simulator, StreamsKeyTheirEventsThemselves) {
+  // A model numbers some of an entity's events itself, in streams 1 and 2, in
+  // increasing order within each: of one time they come after the entity's
+  // own (stream 0), by stream, then by number, whether few (a small bucket,
+  // sorted by comparison) or many (counting passes).
   for (const int many : {3, 200}) {
     SCOPED_TRACE(many);
     World w(3);
     Simulator sim(w.comm, w.layout, w.partition, w.options);
-    sim.allow_numbered();
     sim.schedule_initial(0, 0, 100, 1, 0);
     // Other events, many at each of a few times, so that the queue lays out
-    // buckets narrower than the gaps between the numbered events' times and
+    // buckets narrower than the gaps between the sent events' times and
     // sorts them by counting.
     for (Time t = 150; t < 7'000; t += 100) {
       for (int i = 0; i < 60; ++i) sim.schedule_initial(1, 1, t, 9, 0);
@@ -223,40 +223,50 @@ TEST(Simulator, NumberedEventsComeInNumberOrder) {
     model.react = [&](const Event& e, Simulator& s) {
       if (e.tag != 1) return;
       tiebreak_seen = s.current_tiebreak();
-      // Later times first, so that the queue lays them out in buckets.
-      for (int later = 5; later >= 0; --later) {
-        for (int i = many; i > 0; --i) {
-          s.send_numbered(1 + static_cast<EntityId>(i % 2), 100 + 1000 * later, 3,
-                          static_cast<std::uint64_t>(i), kNumberedSequences + 7 * i + later);
+      // Stream 2 first, then 1, each in its own order; later times first.
+      for (const std::uint32_t stream : {2u, 1u}) {
+        for (int later = 0; later <= 5; ++later) {
+          for (int i = 1; i <= many; ++i) {
+            s.send_from(stream, static_cast<std::uint64_t>(7 * (later * many + i)),
+                        1 + static_cast<EntityId>(i % 2), 100 + 1000 * (5 - later), 3,
+                        static_cast<std::uint64_t>(i));
+          }
         }
       }
-      s.send(2, 100, 2, 0);  // the engine's own number 1: first at 200
+      s.send(2, 100, 2, 0);  // the entity's own number 1: first at 200
     };
     const RunSummary s = sim.run(model);
     std::erase_if(model.log, [](const Handled& h) { return h.tag == 9; });
-    ASSERT_EQ(model.log.size(), static_cast<std::size_t>(6 * many) + 2);
+    ASSERT_EQ(model.log.size(), static_cast<std::size_t>(12 * many) + 2);
     EXPECT_EQ(tiebreak_seen, make_tiebreak(0, 0));
     EXPECT_EQ(model.log[1], (Handled{2, 200, 0, 1, 2, 0}));
-    for (int later = 0; later <= 5; ++later) {
-      for (int i = 1; i <= many; ++i) {
-        EXPECT_EQ(model.log[static_cast<std::size_t>(later * many + i) + 1],
-                  (Handled{1 + static_cast<EntityId>(i % 2), 200 + 1000 * later, 0,
-                           kNumberedSequences + 7 * i + later, 3, static_cast<std::uint64_t>(i)}));
+    std::size_t at = 2;
+    for (int later = 5; later >= 0; --later) {
+      for (const std::uint32_t stream : {1u, 2u}) {
+        for (int i = 1; i <= many; ++i) {
+          ASSERT_LT(at, model.log.size());
+          const auto number = static_cast<std::uint64_t>(7 * (later * many + i));
+          EXPECT_EQ(model.log[at++],
+                    (Handled{1 + static_cast<EntityId>(i % 2), 200 + 1000 * (5 - later), 0,
+                             (std::uint64_t{stream} << kStreamShift) | number, 3,
+                             static_cast<std::uint64_t>(i)}));
+        }
       }
     }
-    EXPECT_EQ(s.events, 6 * many + 2 + 69 * 60);
+    EXPECT_EQ(s.events, 12 * many + 2 + 69 * 60);
   }
 }
 
-TEST(Simulator, ANumberOutsideTheModelsRangeThrows) {
-  World w(2);
-  Simulator sim(w.comm, w.layout, w.partition, w.options);
-  sim.allow_numbered();
-  sim.schedule_initial(0, 0, 100, 1, 0);
-  Recorder model;
-  model.react = [](const Event&, Simulator& s) { s.send_numbered(1, 10, 2, 0, 5); };
-  const std::string message = error_of([&] { sim.run(model); });
-  EXPECT_TRUE(contains(message, "numbered an event 5")) << message;
+TEST(Simulator, AStreamOutsideTheModelsThrows) {
+  for (const std::uint32_t stream : {0u, kStreams}) {
+    World w(2);
+    Simulator sim(w.comm, w.layout, w.partition, w.options);
+    sim.schedule_initial(0, 0, 100, 1, 0);
+    Recorder model;
+    model.react = [stream](const Event&, Simulator& s) { s.send_from(stream, 5, 1, 10, 2, 0); };
+    const std::string message = error_of([&] { sim.run(model); });
+    EXPECT_TRUE(contains(message, "event 5 of stream " + std::to_string(stream))) << message;
+  }
 }
 
 TEST(Simulator, EndTimeIsExclusive) {

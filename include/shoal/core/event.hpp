@@ -15,12 +15,25 @@ using EntityId = std::uint32_t;
 inline constexpr int kSequenceBits = 40;
 inline constexpr std::uint64_t kMaxSequence = (std::uint64_t{1} << kSequenceBits) - 1;
 inline constexpr std::uint64_t kMaxEntities = std::uint64_t{1} << (64 - kSequenceBits);
-/// The engine numbers an entity's events below this; a model may number some
-/// itself from here up (Simulator::send_numbered), in its own order.
-inline constexpr std::uint64_t kNumberedSequences = std::uint64_t{1} << (kSequenceBits - 1);
 
 constexpr std::uint64_t make_tiebreak(EntityId source, std::uint64_t sequence) {
   return (std::uint64_t{source} << kSequenceBits) | sequence;
+}
+
+/// A source's events come in streams, each numbered on its own: stream 0 by
+/// the engine as the source sends them, streams 1 to 3 by the model
+/// (Simulator::send_from), e.g. a GPU's port numbering its n-th cell's events
+/// whenever it sends them. The stream is the top bits of the sequence, so the
+/// key orders by (time, source, stream, number).
+inline constexpr int kStreamBits = 2;
+inline constexpr std::uint32_t kStreams = 1u << kStreamBits;
+inline constexpr int kStreamShift = kSequenceBits - kStreamBits;
+inline constexpr std::uint64_t kMaxStreamSequence = (std::uint64_t{1} << kStreamShift) - 1;
+
+constexpr std::uint64_t make_tiebreak(EntityId source, std::uint32_t stream,
+                                      std::uint64_t sequence) {
+  return (std::uint64_t{source} << kSequenceBits) | (std::uint64_t{stream} << kStreamShift) |
+         sequence;
 }
 
 /// 32 bytes, two to a cache line. Events are ordered by (time, source, sequence):
@@ -35,6 +48,11 @@ struct Event {
 
   constexpr EntityId source() const { return static_cast<EntityId>(tiebreak >> kSequenceBits); }
   constexpr std::uint64_t sequence() const { return tiebreak & kMaxSequence; }
+  /// Source and stream in one number (source * kStreams + stream): what the
+  /// queue sorts a bucket by before the numbers, which each stream sends in order.
+  constexpr std::uint32_t stream() const {
+    return static_cast<std::uint32_t>(tiebreak >> kStreamShift);
+  }
 };
 static_assert(sizeof(Event) == 32);
 

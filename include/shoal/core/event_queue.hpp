@@ -36,10 +36,6 @@ class EventQueue {
   /// of the sequence numbers, except where a re-spread mixed them.
   explicit EventQueue(bool pushed_in_order = false) : pushed_in_order_(pushed_in_order) {}
 
-  /// Before the first push: whether each source's events of one time come in
-  /// sequence order (see the constructor).
-  void set_pushed_in_order(bool in_order) { pushed_in_order_ = in_order; }
-
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 

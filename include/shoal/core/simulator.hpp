@@ -85,40 +85,43 @@ class Simulator {
     enqueue(current_, target, saturating_add(now_, delay), tag, payload);
   }
 
-  /// The same with a sequence number the model gives, at least
-  /// kNumberedSequences and never given twice for the current entity: events
-  /// numbered by what sends them (a port's n-th cell, say) rather than by when,
-  /// so a model can send them earlier, or not at all, without moving any other
-  /// event in the order. Call allow_numbered() first.
-  [[gnu::always_inline]] void send_numbered(EntityId target, Time delay, std::uint32_t tag,
-                                            std::uint64_t payload, std::uint64_t sequence) {
-    if (sequence < kNumberedSequences || sequence > kMaxSequence) [[unlikely]]
-      reject_numbered(sequence);
-    send_maybe_numbered(target, delay, tag, payload, sequence);
+  /// An event from the current entity in `stream` (1 to kStreams - 1),
+  /// numbered `sequence` by the model: events keyed by what sends them (a
+  /// GPU port's n-th cell, say) rather than by when, so a model can send them
+  /// earlier, or not at all, without moving any other event in the order. A
+  /// stream's events must be sent in the order of their numbers (the queue
+  /// relies on it); of one time, they come after the entity's own (stream 0).
+  [[gnu::always_inline]] void send_from(std::uint32_t stream, std::uint64_t sequence,
+                                        EntityId target, Time delay, std::uint32_t tag,
+                                        std::uint64_t payload) {
+    if (stream == 0) [[unlikely]]
+      reject_stream(stream, sequence);
+    send_maybe_from(stream, sequence, target, delay, tag, payload);
   }
-  /// send_numbered() with `sequence`, or send() where it is 0: one path, for
-  /// a model that numbers some of its events and not others.
-  [[gnu::always_inline]] void send_maybe_numbered(EntityId target, Time delay, std::uint32_t tag,
-                                                  std::uint64_t payload, std::uint64_t sequence) {
+  /// send_from(), or send() where `stream` is 0: one path, for a model whose
+  /// events are numbered by their sender in some places only.
+  [[gnu::always_inline]] void send_maybe_from(std::uint32_t stream, std::uint64_t sequence,
+                                              EntityId target, Time delay, std::uint32_t tag,
+                                              std::uint64_t payload) {
     if (delay < 0 || target >= entity_count_) [[unlikely]]
       reject_send(current_, target, delay);
-    if (sequence == 0) {
+    if (stream == 0) {
       std::uint64_t& own = cores_[current_].sequence;
-      if (own >= kNumberedSequences) [[unlikely]]
+      if (own > kMaxStreamSequence) [[unlikely]]
         reject_sequence(current_);
       sequence = own++;
+    } else if (stream >= kStreams || sequence > kMaxStreamSequence) [[unlikely]] {
+      reject_stream(stream, sequence);
     }
-    push(make_tiebreak(current_, sequence), target, saturating_add(now_, delay), tag, payload);
+    push(make_tiebreak(current_, stream, sequence), target, saturating_add(now_, delay), tag,
+         payload);
   }
   /// The key of the event being handled: with send_numbered(), where a model
   /// must tell whether one of its numbered events would come before it.
   std::uint64_t current_tiebreak() const { return current_tiebreak_; }
 
   // --- for models, before run() ---
-  /// Before run(): the model will send numbered events (send_numbered). A
-  /// source's events of one time then reach the queue out of sequence order,
-  /// which the queue is told.
-  void allow_numbered() { queue_.set_pushed_in_order(false); }
+
   bool owns(EntityId e) const { return entity_rank_[e] == rank_; }
   Rng& rng(EntityId e) { return cores_[e].rng; }
   /// Before run(): makes `e` (owned here) the sender of what send() schedules,
@@ -152,7 +155,7 @@ class Simulator {
   [[gnu::always_inline]] void enqueue(EntityId source, EntityId target, Time time,
                                       std::uint32_t tag, std::uint64_t payload) {
     std::uint64_t& seq = cores_[source].sequence;
-    if (seq >= kNumberedSequences) [[unlikely]]
+    if (seq > kMaxStreamSequence) [[unlikely]]
       reject_sequence(source);
     push(make_tiebreak(source, seq++), target, time, tag, payload);
   }
@@ -180,7 +183,7 @@ class Simulator {
   RunSummary summarize(double wall_seconds, double sync_seconds, double work_seconds) const;
   [[noreturn]] void reject_send(EntityId source, EntityId target, Time delay) const;
   [[noreturn]] void reject_sequence(EntityId source) const;
-  [[noreturn]] void reject_numbered(std::uint64_t sequence) const;
+  [[noreturn]] void reject_stream(std::uint32_t stream, std::uint64_t sequence) const;
   [[noreturn]] void reject_lookahead(const Event& ev) const;
   [[noreturn]] void reject_act_as(EntityId e) const;
 

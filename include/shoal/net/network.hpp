@@ -105,10 +105,11 @@ struct NetworkOptions {
   // The run is the same either way; off only to test that.
   bool deliver_on_send = true;
   // A NIC port whose own flows cannot be overtaken (no relayed cells, no flow
-  // of a lower key at its GPU, no starvation guard, no failure) sends up to
-  // kMaxBurst cells back to back from one event, the cells that one event per
-  // cell would have sent, numbered as those would have been (a port numbers
-  // its events itself). The run is the same either way; off only to test that.
+  // of a lower key at its GPU, no starvation guard, no failure) sends, from
+  // one event, the cells that one event per cell would have sent within its
+  // link's latency (kMaxBurst at most), their events keyed as those would have
+  // been (a GPU's port keys its events itself). The run is the same either
+  // way; off only to test that.
   bool nic_bursts = true;
   // The full invariants (docs/reliability.md): after every window, every port's
   // queue counters and credits recounted. On in Debug builds, `shoal run --check`
@@ -297,23 +298,23 @@ class Network {
   };
   static constexpr std::uint32_t tag(Kind k, topo::LinkId link = 0) { return k | (link << 4); }
 
-  /// A GPU's port numbers the events of its n-th transmission itself
-  /// (core::Simulator::send_numbered): 3n for the port-free event after it,
-  /// 3n + 1 for the cell's head, 3n + 2 for the credit it returns upstream,
-  /// above the port's place among its GPU's links. So a transmission's events
-  /// have the same keys whenever they are sent, which is what lets a burst
-  /// send a port's next cells from one event.
-  static constexpr int kPortNumberShift = 35;
-  static constexpr std::uint64_t kPortNumbers = std::uint64_t{1} << kPortNumberShift;
-  static constexpr std::uint32_t kMaxGpuLinks = 16;  // 4 bits: 35 + 4 = kSequenceBits - 1
-  static constexpr std::uint64_t kUnnumbered = 0;
+  /// A GPU's ports (up to three) number their events in streams of their own
+  /// (core::Simulator::send_from): the events of a port's n-th transmission
+  /// are 3n + slot, so they have the same keys whenever they are sent, which
+  /// is what lets a burst send a port's next cells from one event. A switch's
+  /// events are numbered by the switch as it sends them.
+  enum Slot : std::uint64_t { kHeadSlot = 0, kCreditSlot = 1, kFreeSlot = 2, kSlots = 3 };
+  struct Numbers {
+    std::uint32_t stream = 0;  // 0: the node's own numbers
+    std::uint64_t first = 0;   // the transmission's first number
+  };
   static constexpr std::size_t kMaxBurst = 16;
   static constexpr std::uint32_t kNoBurst = ~std::uint32_t{0};
 
-  /// A NIC port's own flows, and the numbers its next transmission takes.
+  /// A NIC port's own flows, and how many transmissions it has numbered.
   struct OwnFlows {
     KeyedFlows flows;
-    std::uint64_t next_number = kUnnumbered;
+    std::uint64_t sent = 0;
   };
   /// The cells a NIC port last sent in a burst (NetworkOptions::nic_bursts),
   /// kept to place a flow that joins its key while the burst is on the wire
@@ -322,7 +323,7 @@ class Network {
   struct Burst {
     std::uint32_t key = 0;                // the key whose flows it served
     std::uint32_t count = 0;              // its transmissions
-    std::uint64_t first_number = 0;       // its first transmission's numbers
+    std::uint64_t first = 0;              // its first transmission's number (OwnFlows::sent)
     std::array<Time, kMaxBurst> start{};  // each transmission's start
     // The flows it rotated to the back of its key's turn, front to back: the
     // transmission (1-based) that served each last.
@@ -392,23 +393,17 @@ class Network {
   /// A flow joins its NIC port's own flows (behind a burst's cells, where one is on the wire).
   void push_own(topo::LinkId link, std::uint32_t key, std::uint32_t flow,
                 const core::Simulator& sim);
-  /// The numbers of the next transmission on `link` (kUnnumbered where not at a GPU).
-  [[gnu::always_inline]] std::uint64_t take_numbers(topo::LinkId link) {
-    if (!links_[link].numbered) return kUnnumbered;
-    std::uint64_t& next = own_[link].next_number;
-    const std::uint64_t numbers = next;
-    next += 3;
-    if ((next & (kPortNumbers - 1)) < 3) [[unlikely]]
-      out_of_numbers(link);
-    return numbers;
+  /// The numbers of the next transmission on `link` (the node's own where not at a GPU).
+  [[gnu::always_inline]] Numbers take_numbers(topo::LinkId link) {
+    const std::uint32_t stream = links_[link].stream;
+    if (stream == 0) return {};
+    return {stream, kSlots * own_[link].sent++};
   }
-  [[noreturn]] void out_of_numbers(topo::LinkId link) const;
-  /// sim.send(), or send_numbered() with `number` where it is not kUnnumbered.
-  [[gnu::always_inline]] static void send_as(core::Simulator& sim, topo::NodeId target, Time delay,
-                                             std::uint32_t tag, std::uint64_t payload,
-                                             std::uint64_t number) {
-    static_assert(kUnnumbered == 0);
-    sim.send_maybe_numbered(target, delay, tag, payload, number);
+  /// An event of a transmission numbered `numbers`, in `slot`.
+  [[gnu::always_inline]] static void send_as(core::Simulator& sim, Numbers numbers, Slot slot,
+                                             topo::NodeId target, Time delay, std::uint32_t tag,
+                                             std::uint64_t payload) {
+    sim.send_maybe_from(numbers.stream, numbers.first + slot, target, delay, tag, payload);
   }
   bool send_queued(topo::NodeId node, topo::LinkId link, int cls, core::Simulator& sim);
   /// Relayed or switched cells, classes in strict priority.
@@ -420,7 +415,7 @@ class Network {
   /// A burst's cell of `flow` starting at `at` (a NIC's own: no credit
   /// upstream, never delivered on send); returns when it has left.
   Time start_own_cell(topo::LinkId link, int cls, std::uint32_t flow, Bytes bytes, Time at,
-                      std::uint64_t numbers, core::Simulator& sim);
+                      Numbers numbers, core::Simulator& sim);
   static std::uint64_t cell_payload(std::uint32_t flow, bool slow, bool last, int cls,
                                     Bytes bytes) {
     return (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
@@ -437,7 +432,7 @@ class Network {
   /// the upstream port after `delay`, by an event or, where that cannot change
   /// the port's choices, at once.
   void return_credit(topo::LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim,
-                     std::uint64_t number = kUnnumbered);
+                     Numbers numbers);
   void on_cell_head(const core::Event& ev, core::Simulator& sim);
   /// A cell sent on a link that delivers (LinkState::delivers), its head at
   /// the receiver before the end time: when the link ends at the cell's
@@ -505,8 +500,8 @@ class Network {
     // Into a GPU, from its NVSwitch or from the one switch it hangs off: a cell
     // sent here for that GPU is counted when it is sent (Network::delivered).
     bool delivers = false;
-    bool numbered = false;           // from a GPU: the port numbers its events (take_numbers)
-    std::uint32_t burst = kNoBurst;  // a NIC port that may burst: its bursts_ entry
+    std::uint8_t stream = 0;         // from a GPU: the stream its events are numbered in
+    std::uint32_t burst = kNoBurst;  // a NIC port that may burst (send_own_burst): its bursts_
   };
   static_assert(sizeof(LinkState) == 64);
   bool perturbed(topo::LinkId l, Time t) const { return t >= links_[l].perturbed_at; }
