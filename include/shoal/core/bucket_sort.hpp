@@ -5,14 +5,15 @@
 // queue serves hold hundreds of events at one or a few times
 // (docs/performance.md, seventh measurement), and std::sort's partitions
 // branch on comparisons whose outcomes no predictor can guess. The key is
-// (time, source entity, the source's sequence number), the sequence led by
-// the stream it is numbered in (event.hpp). The streams of one bucket span a
-// small range of ids (source * 4 + stream), so stable counting passes do most
-// of the work: one pass on (time's rank, stream) where that takes few values
-// for the bucket's size, else one to three byte-wide passes on the stream,
-// then one on the time's rank among the bucket's few times. Events of one
-// time and stream only need their numbers in order, and those mostly arrive
-// in order already (each stream sends its events in order).
+// (time, source entity, the source's sequence number, which a model's streams
+// lead: event.hpp). The sources of one
+// bucket span a small range of entity ids, so stable counting passes do most
+// of the work: one pass on (time's rank, source) where that takes few values
+// for the bucket's size, else one or two byte-wide passes on the source, then
+// one on the time's rank among the bucket's few times. Events of one time and
+// source only need their sequence numbers in order, and those mostly arrive
+// in order already (a source's own stream and each of its model's streams
+// arrive in order, but interleaved).
 #pragma once
 
 #include <algorithm>
@@ -31,9 +32,9 @@ namespace shoal::core {
 /// Moves the events of `bucket` into `out` (empty), earliest first, in the
 /// order std::sort by the event key would give; `bucket` is left empty.
 /// Returns false, touching nothing, where the bucket is empty, has more than 8
-/// distinct times or its streams span 2^24 ids or more: std::sort is the way there.
+/// distinct times or its sources span 2^16 ids or more: std::sort is the way there.
 /// `counts` is scratch, kept by the caller so that it is allocated once.
-/// `pushed_in_order`: the caller knows that each stream's events of one time
+/// `pushed_in_order`: the caller knows that each source's events of one time
 /// were pushed in sequence order (the event queue knows where they were not),
 /// so the check for it is skipped.
 inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::uint32_t>& counts,
@@ -43,11 +44,11 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::
   if (n == 0) return false;
   std::array<Time, kMaxTimes> times{};
   std::size_t distinct = 0;
-  std::uint32_t lo = bucket[0].stream();
-  std::uint32_t hi = lo;
+  EntityId lo = bucket[0].source();
+  EntityId hi = lo;
   for (const Event& e : bucket) {
-    lo = std::min(lo, e.stream());
-    hi = std::max(hi, e.stream());
+    lo = std::min(lo, e.source());
+    hi = std::max(hi, e.source());
     if (distinct > 0 && e.time == times[distinct - 1]) continue;  // the common case
     if (std::find(times.begin(), times.begin() + distinct, e.time) != times.begin() + distinct) {
       continue;
@@ -56,27 +57,27 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::
     times[distinct++] = e.time;
   }
   const std::uint32_t span = hi - lo;
-  if (span >= (1u << 24)) return false;
+  if (span >= (1u << 16)) return false;
   for (std::size_t i = 1; i < distinct; ++i) {  // at most 8: an insertion sort
     for (std::size_t j = i; j > 0 && times[j - 1] > times[j]; --j)
       std::swap(times[j - 1], times[j]);
   }
 
-  // Once ordered by (time, stream), stably: each run of one time and stream
-  // by sequence number, where not in order already (a stream pushes its
+  // Once ordered by (time, source), stably: each run of one time and source
+  // by sequence number, where not in order already (a source pushes its
   // events in sequence order, so they mostly are).
   const auto by_tiebreak = [](const Event& a, const Event& b) { return a.tiebreak < b.tiebreak; };
   auto order_sequences = [n, &by_tiebreak](EventBuffer& s) {
     // Out of order somewhere only if two neighbours of one time have falling
-    // keys (of one time, a smaller key after a larger one is the same stream:
-    // streams rise): one compare per event finds that it is not, the common case.
+    // keys (of one time, a smaller key after a larger one is the same source:
+    // sources rise): one compare per event finds that it is not, the common case.
     std::size_t at = 1;
     while (at < n && !(s[at].tiebreak < s[at - 1].tiebreak && s[at].time == s[at - 1].time)) ++at;
     if (at >= n) return;
     for (std::size_t first = 0; first < n;) {
       std::size_t last = first + 1;
       bool in_order = true;
-      for (; last < n && s[last].stream() == s[first].stream() && s[last].time == s[first].time;
+      for (; last < n && s[last].source() == s[first].source() && s[last].time == s[first].time;
            ++last) {
         in_order &= s[last - 1].tiebreak < s[last].tiebreak;
       }
@@ -103,24 +104,24 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::
     return d;
   };
 
-  // Where (time, stream) takes few values for the bucket's size (one time
+  // Where (time, source) takes few values for the bucket's size (one time
   // and a few hundred sources, as in lockstep traffic), one counting pass on
   // it does: a count per value costs less than a second pass over the events.
   const std::size_t width = std::size_t{span} + 1;
   if (distinct * width <= std::max<std::size_t>(8 * n, 256)) {
     counts.assign(distinct * width, 0);
     if (distinct == 1) {
-      pass(bucket, out, counts, [lo](const Event& e) { return e.stream() - lo; });
+      pass(bucket, out, counts, [lo](const Event& e) { return e.source() - lo; });
     } else {
       pass(bucket, out, counts,
-           [&](const Event& e) { return time_rank(e) * width + (e.stream() - lo); });
+           [&](const Event& e) { return time_rank(e) * width + (e.source() - lo); });
     }
     if (!pushed_in_order) order_sequences(out);
     bucket.clear();
     return true;
   }
 
-  // Else byte-wide passes on the stream, then one on the time's rank. They go
+  // Else byte-wide passes on the source, then one on the time's rank. They go
   // back and forth between the bucket and out (no third buffer: a bucket at
   // the start of a training run can hold millions of events).
   auto byte_pass = [&pass](const EventBuffer& from, EventBuffer& to, auto digit) {
@@ -129,15 +130,10 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::
   };
   EventBuffer* at = &out;
   auto next = [&] { return at == &out ? &bucket : &out; };
-  byte_pass(bucket, out, [lo](const Event& e) { return (e.stream() - lo) & 0xFF; });
+  byte_pass(bucket, out, [lo](const Event& e) { return (e.source() - lo) & 0xFF; });
   if (span >= 256) {
     EventBuffer* to = next();
-    byte_pass(*at, *to, [lo](const Event& e) { return ((e.stream() - lo) >> 8) & 0xFF; });
-    at = to;
-  }
-  if (span >= (1u << 16)) {
-    EventBuffer* to = next();
-    byte_pass(*at, *to, [lo](const Event& e) { return (e.stream() - lo) >> 16; });
+    byte_pass(*at, *to, [lo](const Event& e) { return (e.source() - lo) >> 8; });
     at = to;
   }
   if (distinct > 1) {

@@ -48,11 +48,6 @@ struct Event {
 
   constexpr EntityId source() const { return static_cast<EntityId>(tiebreak >> kSequenceBits); }
   constexpr std::uint64_t sequence() const { return tiebreak & kMaxSequence; }
-  /// Source and stream in one number (source * kStreams + stream): what the
-  /// queue sorts a bucket by before the numbers, which each stream sends in order.
-  constexpr std::uint32_t stream() const {
-    return static_cast<std::uint32_t>(tiebreak >> kStreamShift);
-  }
 };
 static_assert(sizeof(Event) == 32);
 

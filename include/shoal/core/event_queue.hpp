@@ -36,6 +36,10 @@ class EventQueue {
   /// of the sequence numbers, except where a re-spread mixed them.
   explicit EventQueue(bool pushed_in_order = false) : pushed_in_order_(pushed_in_order) {}
 
+  /// From now on, a source's events of one time may come out of sequence
+  /// order (a model numbering streams of its own): buckets are checked.
+  void set_pushed_in_order(bool in_order) { pushed_in_order_ = in_order; }
+
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 

@@ -88,9 +88,9 @@ class Simulator {
   /// An event from the current entity in `stream` (1 to kStreams - 1),
   /// numbered `sequence` by the model: events keyed by what sends them (a
   /// GPU port's n-th cell, say) rather than by when, so a model can send them
-  /// earlier, or not at all, without moving any other event in the order. A
-  /// stream's events must be sent in the order of their numbers (the queue
-  /// relies on it); of one time, they come after the entity's own (stream 0).
+  /// earlier, or not at all, without moving any other event in the order.
+  /// A number is never given twice in a stream; of one time, a stream's events
+  /// come after the entity's own (stream 0), by stream, then by number.
   [[gnu::always_inline]] void send_from(std::uint32_t stream, std::uint64_t sequence,
                                         EntityId target, Time delay, std::uint32_t tag,
                                         std::uint64_t payload) {
@@ -110,8 +110,14 @@ class Simulator {
       if (own > kMaxStreamSequence) [[unlikely]]
         reject_sequence(current_);
       sequence = own++;
-    } else if (stream >= kStreams || sequence > kMaxStreamSequence) [[unlikely]] {
-      reject_stream(stream, sequence);
+    } else {
+      if (stream >= kStreams || sequence > kMaxStreamSequence) [[unlikely]]
+        reject_stream(stream, sequence);
+      // A source's streams interleave: the queue checks a bucket's order.
+      if (!streams_used_) [[unlikely]] {
+        streams_used_ = true;
+        queue_.set_pushed_in_order(false);
+      }
     }
     push(make_tiebreak(current_, stream, sequence), target, saturating_add(now_, delay), tag,
          payload);
@@ -211,6 +217,7 @@ class Simulator {
   Time now_ = 0;
   EntityId current_ = 0;
   std::uint64_t current_tiebreak_ = 0;
+  bool streams_used_ = false;  // send_from() was called
   Time window_end_ = 0;
   Time next_outgoing_ = kTimeInfinity;
   Time last_event_time_ = 0;
