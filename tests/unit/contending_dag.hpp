@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "shoal/core/units.hpp"
+#include "shoal/topo/builders.hpp"
 #include "shoal/work/dag.hpp"
 
 namespace shoal::test {
@@ -40,6 +41,17 @@ inline work::Dag contending_dag(work::GpuId gpus, Bytes a2a_bytes, Bytes ring_by
   dag.add_coflow("ep2", ep, 0, a2a, {"ep"});
   dag.resolve();
   return dag;
+}
+
+/// A 2-tier leaf-spine of 64 GPUs whose leaves' uplinks are 2:1
+/// oversubscribed, so that they congest.
+inline topo::Fabric contending_leaf_spine(std::uint32_t gpus_per_server) {
+  topo::FatTreeSpec spec;
+  spec.base.gpus = 64;
+  spec.base.gpus_per_server = gpus_per_server;
+  spec.radix = 16;
+  spec.leaf_oversubscription = 2;
+  return topo::build_fat_tree(spec);
 }
 
 }  // namespace shoal::test

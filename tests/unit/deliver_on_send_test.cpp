@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "contending_dag.hpp"
+#include "one_rank_run.hpp"
 #include "shoal/core/comm.hpp"
 #include "shoal/core/simulator.hpp"
 #include "shoal/net/network.hpp"
@@ -26,58 +27,18 @@ work::Dag contending(work::GpuId gpus) {
   return test::contending_dag(gpus, 30'000, 500'001, 3 * kMicrosecond);
 }
 
-struct Run {
-  RunResults results;
-  std::int64_t events = 0;
-};
-
-Run run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
-        const Perturbations& perturbations, const std::string& policy, Time end_time) {
-  sched::PolicyConfig config;
-  sched::parse_policy_name(policy, config);
-  config.classes = 2;
-  options.check = true;  // every port's queues and credits recounted, every batch
-  const core::Comm comm = core::Comm::self();
-  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
-  core::EngineOptions engine;
-  engine.progress = false;
-  engine.end_time = end_time;
-  core::Simulator sim(comm, fabric.layout(), partition, engine);
-  Network network(fabric, dag, sim, options, perturbations,
-                  sched::flow_priorities(dag, fabric, config));
-  network.initialize();
-  sim.run(network);
-  if (end_time == kTimeInfinity) network.check_end_state();
-  return {network.results(comm), sim.local_events()};
-}
-
 /// Runs with a cell-head event at every receiver, then delivering on send:
 /// the same run, with no more events. Returns the events saved.
-std::int64_t expect_same(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
+std::int64_t expect_same(const topo::Fabric& fabric, const work::Dag& dag,
+                         const NetworkOptions& options = {},
                          const Perturbations& perturbations = {},
                          const std::string& policy = "fair", Time end_time = kTimeInfinity) {
-  options.deliver_on_send = false;
-  const Run events = run(fabric, dag, options, perturbations, policy, end_time);
-  options.deliver_on_send = true;
-  const Run delivered = run(fabric, dag, options, perturbations, policy, end_time);
-  EXPECT_EQ(delivered.results.flow_start, events.results.flow_start);
-  EXPECT_EQ(delivered.results.flow_end, events.results.flow_end);
-  EXPECT_EQ(delivered.results.task_start, events.results.task_start);
-  EXPECT_EQ(delivered.results.task_end, events.results.task_end);
-  EXPECT_EQ(delivered.results.gpu_comm_wait, events.results.gpu_comm_wait);
-  EXPECT_EQ(delivered.results.bytes_delivered, events.results.bytes_delivered);
-  EXPECT_EQ(delivered.results.cell_hops, events.results.cell_hops);
-  EXPECT_LE(delivered.events, events.events);
-  return events.events - delivered.events;
+  return test::events_saved_by(&NetworkOptions::deliver_on_send, fabric, dag, options,
+                               perturbations, policy, end_time);
 }
 
 topo::Fabric leaf_spine(std::uint32_t gpus_per_server) {
-  topo::FatTreeSpec spec;
-  spec.base.gpus = 64;
-  spec.base.gpus_per_server = gpus_per_server;
-  spec.radix = 16;
-  spec.leaf_oversubscription = 2;  // uplinks congest
-  return topo::build_fat_tree(spec);
+  return test::contending_leaf_spine(gpus_per_server);
 }
 
 /// The link from `from` to `to` (by node), which must exist.

@@ -21,58 +21,18 @@
 namespace shoal::net {
 namespace {
 
-struct Run {
-  RunResults results;
-  std::int64_t events = 0;
-};
-
-Run run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
-        const Perturbations& perturbations, const std::string& policy, Time end_time) {
-  sched::PolicyConfig config;
-  sched::parse_policy_name(policy, config);
-  config.classes = 2;
-  options.check = true;  // every port's credits within its buffer, after every batch
-  const core::Comm comm = core::Comm::self();
-  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
-  core::EngineOptions engine;
-  engine.progress = false;
-  engine.end_time = end_time;
-  core::Simulator sim(comm, fabric.layout(), partition, engine);
-  Network network(fabric, dag, sim, options, perturbations,
-                  sched::flow_priorities(dag, fabric, config));
-  network.initialize();
-  sim.run(network);
-  if (end_time == kTimeInfinity) network.check_end_state();
-  return {network.results(comm), sim.local_events()};
-}
-
 /// Runs with a port-free event per cell, then with bursts: the same run, with
 /// fewer events. Returns the events saved.
 std::int64_t expect_same(const topo::Fabric& fabric, const work::Dag& dag,
-                         NetworkOptions options = {}, const Perturbations& perturbations = {},
+                         const NetworkOptions& options = {},
+                         const Perturbations& perturbations = {},
                          const std::string& policy = "fair", Time end_time = kTimeInfinity) {
-  options.nic_bursts = false;
-  const Run each = run(fabric, dag, options, perturbations, policy, end_time);
-  options.nic_bursts = true;
-  const Run bursts = run(fabric, dag, options, perturbations, policy, end_time);
-  EXPECT_EQ(bursts.results.flow_start, each.results.flow_start);
-  EXPECT_EQ(bursts.results.flow_end, each.results.flow_end);
-  EXPECT_EQ(bursts.results.task_start, each.results.task_start);
-  EXPECT_EQ(bursts.results.task_end, each.results.task_end);
-  EXPECT_EQ(bursts.results.gpu_comm_wait, each.results.gpu_comm_wait);
-  EXPECT_EQ(bursts.results.bytes_delivered, each.results.bytes_delivered);
-  EXPECT_EQ(bursts.results.cell_hops, each.results.cell_hops);
-  EXPECT_LE(bursts.events, each.events);
-  return each.events - bursts.events;
+  return test::events_saved_by(&NetworkOptions::nic_bursts, fabric, dag, options, perturbations,
+                               policy, end_time);
 }
 
 topo::Fabric leaf_spine(std::uint32_t gpus_per_server) {
-  topo::FatTreeSpec spec;
-  spec.base.gpus = 64;
-  spec.base.gpus_per_server = gpus_per_server;
-  spec.radix = 16;
-  spec.leaf_oversubscription = 2;  // uplinks congest
-  return topo::build_fat_tree(spec);
+  return test::contending_leaf_spine(gpus_per_server);
 }
 
 TEST(NicBursts, RunsAreTheSameOnALeafSpine) {

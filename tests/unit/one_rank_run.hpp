@@ -1,7 +1,10 @@
 // The packet network run on one rank, as the unit tests drive it.
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <cstdint>
+#include <string>
 #include <utility>
 
 #include "shoal/core/comm.hpp"
@@ -34,6 +37,57 @@ inline OneRankRun run_one_rank(const topo::Fabric& fabric, const work::Dag& dag,
   sim.run(network);
   if (check_end_state) network.check_end_state();
   return {network.results(comm), sim.local_events()};
+}
+
+/// Runs `dag` to `end_time` under `policy` (two switch classes), every port's
+/// queues and credits recounted every batch, and, run to the end, the ports
+/// empty with all their credit back: what the equivalence tests run both ways.
+inline OneRankRun run_policy(const topo::Fabric& fabric, const work::Dag& dag,
+                             net::NetworkOptions options, const net::Perturbations& perturbations,
+                             const std::string& policy, Time end_time = kTimeInfinity) {
+  sched::PolicyConfig config;
+  sched::parse_policy_name(policy, config);
+  config.classes = 2;
+  options.check = true;
+  const core::Comm comm = core::Comm::self();
+  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
+  core::EngineOptions engine;
+  engine.progress = false;
+  engine.end_time = end_time;
+  core::Simulator sim(comm, fabric.layout(), partition, engine);
+  net::Network network(fabric, dag, sim, options, perturbations,
+                       sched::flow_priorities(dag, fabric, config));
+  network.initialize();
+  sim.run(network);
+  if (end_time == kTimeInfinity) network.check_end_state();
+  return {network.results(comm), sim.local_events()};
+}
+
+/// The same run: every flow's and task's times, the GPUs' waits, the bytes
+/// and cell-hops; `b` with no more events than `a`.
+inline void expect_same_run(const OneRankRun& a, const OneRankRun& b) {
+  EXPECT_EQ(b.results.flow_start, a.results.flow_start);
+  EXPECT_EQ(b.results.flow_end, a.results.flow_end);
+  EXPECT_EQ(b.results.task_start, a.results.task_start);
+  EXPECT_EQ(b.results.task_end, a.results.task_end);
+  EXPECT_EQ(b.results.gpu_comm_wait, a.results.gpu_comm_wait);
+  EXPECT_EQ(b.results.bytes_delivered, a.results.bytes_delivered);
+  EXPECT_EQ(b.results.cell_hops, a.results.cell_hops);
+  EXPECT_LE(b.events, a.events);
+}
+
+/// Runs with `option` (an equivalence switch of NetworkOptions) off, then on:
+/// the same run, with no more events. Returns the events saved.
+inline std::int64_t events_saved_by(bool net::NetworkOptions::*option, const topo::Fabric& fabric,
+                                    const work::Dag& dag, net::NetworkOptions options,
+                                    const net::Perturbations& perturbations,
+                                    const std::string& policy, Time end_time = kTimeInfinity) {
+  options.*option = false;
+  const OneRankRun off = run_policy(fabric, dag, options, perturbations, policy, end_time);
+  options.*option = true;
+  const OneRankRun on = run_policy(fabric, dag, options, perturbations, policy, end_time);
+  expect_same_run(off, on);
+  return off.events - on.events;
 }
 
 }  // namespace shoal::test

@@ -235,9 +235,9 @@ TEST(TransmitTime, RoundsUpToWholePicoseconds) {
 TEST(TransmitTime, ExactAtTheEdgesOfTheFastPath) {
   // Cells up to 1 MB at rates up to 2^50 b/s take a 64-bit path; just past
   // either edge, the 128-bit one. Both round up the same way (values by hand).
-  constexpr BitsPerSecond k2to50 = BitsPerSecond{1} << 50;  // 1,125,899,906,842,624 b/s
-  EXPECT_EQ(transmit_time(1'000'000, 100'000'000'000), 80'000'000);  // exact
-  EXPECT_EQ(transmit_time(1'000'001, 100'000'000'000), 80'000'080);  // exact, wide path
+  constexpr BitsPerSecond k2to50 = BitsPerSecond{1} << 50;            // 1,125,899,906,842,624 b/s
+  EXPECT_EQ(transmit_time(1'000'000, 100'000'000'000), 80'000'000);   // exact
+  EXPECT_EQ(transmit_time(1'000'001, 100'000'000'000), 80'000'080);   // exact, wide path
   EXPECT_EQ(transmit_time(999'999, 3), 2'666'664'000'000'000'000);    // exact
   EXPECT_EQ(transmit_time(1'000'001, 3), 2'666'669'333'333'333'334);  // rounded up, wide
   EXPECT_EQ(transmit_time(1'000'000, k2to50), 7'106);                 // 7,105.43 ps
