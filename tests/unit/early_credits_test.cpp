@@ -50,14 +50,10 @@ topo::LinkId leaf_uplink(const topo::Fabric& fabric, work::GpuId g) {
 
 /// Runs with every invariant checked after every batch, and the ports empty
 /// with all credit back at the end.
-test::OneRankRun run(const topo::Fabric& fabric, const work::Dag& dag, NetworkOptions options,
-                     const Perturbations& perturbations, const std::string& policy) {
-  sched::PolicyConfig config;
-  sched::parse_policy_name(policy, config);
-  config.classes = 2;
-  options.check = true;  // every port's credits within its buffer, after every batch
-  return test::run_one_rank(fabric, dag, options, perturbations,
-                            sched::flow_priorities(dag, fabric, config), true);
+test::OneRankRun run(const topo::Fabric& fabric, const work::Dag& dag,
+                     const NetworkOptions& options, const Perturbations& perturbations,
+                     const std::string& policy) {
+  return test::run_policy(fabric, dag, options, perturbations, policy);
 }
 
 /// Runs with a credit event each, then with early credits: every flow must end

@@ -20,17 +20,19 @@ struct OneRankRun {
   std::int64_t events = 0;
 };
 
-/// Runs `dag` on `fabric` to the end on one rank; with `check_end_state`, the
-/// ports must then be empty with all their credit back (Network::check_end_state).
+/// Runs `dag` on `fabric` on one rank to `end_time` (none: to the end); with
+/// `check_end_state`, the ports must then be empty with all their credit back
+/// (Network::check_end_state).
 inline OneRankRun run_one_rank(const topo::Fabric& fabric, const work::Dag& dag,
                                const net::NetworkOptions& options,
                                const net::Perturbations& perturbations = {},
-                               sched::FlowPriorities priorities = {},
-                               bool check_end_state = false) {
+                               sched::FlowPriorities priorities = {}, bool check_end_state = false,
+                               Time end_time = kTimeInfinity) {
   const core::Comm comm = core::Comm::self();
   const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
   core::EngineOptions engine;
   engine.progress = false;
+  engine.end_time = end_time;
   core::Simulator sim(comm, fabric.layout(), partition, engine);
   net::Network network(fabric, dag, sim, options, perturbations, std::move(priorities));
   network.initialize();
@@ -49,18 +51,9 @@ inline OneRankRun run_policy(const topo::Fabric& fabric, const work::Dag& dag,
   sched::parse_policy_name(policy, config);
   config.classes = 2;
   options.check = true;
-  const core::Comm comm = core::Comm::self();
-  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
-  core::EngineOptions engine;
-  engine.progress = false;
-  engine.end_time = end_time;
-  core::Simulator sim(comm, fabric.layout(), partition, engine);
-  net::Network network(fabric, dag, sim, options, perturbations,
-                       sched::flow_priorities(dag, fabric, config));
-  network.initialize();
-  sim.run(network);
-  if (end_time == kTimeInfinity) network.check_end_state();
-  return {network.results(comm), sim.local_events()};
+  return run_one_rank(fabric, dag, options, perturbations,
+                      sched::flow_priorities(dag, fabric, config), end_time == kTimeInfinity,
+                      end_time);
 }
 
 /// The same run: every flow's and task's times, the GPUs' waits, the bytes

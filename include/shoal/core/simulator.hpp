@@ -106,28 +106,24 @@ class Simulator {
     if (delay < 0 || target >= entity_count_) [[unlikely]]
       reject_send(current_, target, delay);
     if (stream == 0) {
-      std::uint64_t& own = cores_[current_].sequence;
-      if (own > kMaxStreamSequence) [[unlikely]]
-        reject_sequence(current_);
-      sequence = own++;
-    } else {
-      if (stream >= kStreams || sequence > kMaxStreamSequence) [[unlikely]]
-        reject_stream(stream, sequence);
-      // A source's streams interleave: the queue checks a bucket's order.
-      if (!streams_used_) [[unlikely]] {
-        streams_used_ = true;
-        queue_.set_pushed_in_order(false);
-      }
+      enqueue(current_, target, saturating_add(now_, delay), tag, payload);
+      return;
+    }
+    if (stream >= kStreams || sequence > kMaxStreamSequence) [[unlikely]]
+      reject_stream(stream, sequence);
+    // A source's streams interleave: the queue checks a bucket's order.
+    if (!streams_used_) [[unlikely]] {
+      streams_used_ = true;
+      queue_.set_pushed_in_order(false);
     }
     push(make_tiebreak(current_, stream, sequence), target, saturating_add(now_, delay), tag,
          payload);
   }
-  /// The key of the event being handled: with send_numbered(), where a model
-  /// must tell whether one of its numbered events would come before it.
+  /// The key of the event being handled: with send_from(), where a model must
+  /// tell whether one of its numbered events would come before it.
   std::uint64_t current_tiebreak() const { return current_tiebreak_; }
 
   // --- for models, before run() ---
-
   bool owns(EntityId e) const { return entity_rank_[e] == rank_; }
   Rng& rng(EntityId e) { return cores_[e].rng; }
   /// Before run(): makes `e` (owned here) the sender of what send() schedules,
