@@ -62,9 +62,9 @@ std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Da
   const std::uint64_t cells_per_link =
       2 *
       static_cast<std::uint64_t>(options.buffer_per_class / std::max<Bytes>(options.cell_size, 1));
-  const std::uint64_t per_link = sizeof(Port) + sizeof(std::int32_t) + sizeof(LinkState) +
-                                 sizeof(BitsPerSecond) + sizeof(OwnFlows) +
-                                 cells_per_link * (sizeof(core::Event) + sizeof(Cell));
+  const std::uint64_t per_link =
+      sizeof(Port) + sizeof(std::int32_t) + sizeof(LinkState) + sizeof(BitsPerSecond) +
+      sizeof(OwnFlows) + cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell);
   const std::uint64_t per_link_record = options.record ? sizeof(LinkTally) : 0;
   const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
   return flows * per_flow + tasks * per_task + links * (per_link + per_link_record) +

@@ -31,8 +31,10 @@ TEST(Ring, KeepsOrderAcrossGrowthAndWrap) {
   EXPECT_EQ(next_out, next_in);
 }
 
+// Every field distinct, so a queue that mixes up two cells' fields shows it.
 Cell cell(std::uint32_t flow, std::uint32_t sequence) {
-  return {flow, sequence, topo::kNoLink, static_cast<Time>(flow) * 1000 + sequence};
+  return {flow, sequence, sequence % 7 == 0 ? topo::kNoLink : sequence * 3 + 1,
+          static_cast<Time>(flow) * 1000 + sequence};
 }
 
 /// (flow, sequence) in the order the port class serves them.
@@ -132,8 +134,11 @@ TEST(PortQueues, MatchesAModelUnderRandomPushesAndPops) {
     } else {
       const std::uint32_t flow = m.turn.front();
       const Cell got = q.front(turns[k]);
-      ASSERT_EQ(got.flow, flow);
-      ASSERT_EQ(got.bytes, m.waiting[flow].front());
+      const Cell want = cell(flow, m.waiting[flow].front());
+      ASSERT_EQ(got.flow, want.flow);
+      ASSERT_EQ(got.bytes, want.bytes);
+      ASSERT_EQ(got.in_link, want.in_link);
+      ASSERT_EQ(got.tail, want.tail);
       q.pop(turns[k], port, cls);
       m.waiting[flow].pop_front();
       m.turn.pop_front();
@@ -150,6 +155,34 @@ TEST(PortQueues, MatchesAModelUnderRandomPushesAndPops) {
   }
   EXPECT_EQ(counted, in_model);
   EXPECT_EQ(lanes, q.live_lanes());
+}
+
+TEST(PortQueues, FifoModeMatchesAQueueUnderRandomPushesAndPops) {
+  constexpr int kPorts = 16;
+  PortQueues q(false);
+  std::vector<PortQueues::Turn> turns(kPorts);
+  std::vector<std::deque<Cell>> model(kPorts);
+  std::mt19937_64 rng(11);
+  std::uint32_t sequence = 0;
+  for (int step = 0; step < 50000; ++step) {
+    const auto port = static_cast<topo::LinkId>(rng() % kPorts);
+    std::deque<Cell>& m = model[port];
+    if (rng() % 2 == 0 || m.empty()) {
+      const Cell c = cell(static_cast<std::uint32_t>(rng() % 50), sequence++);
+      q.push(turns[port], port, 0, c);
+      m.push_back(c);
+    } else {
+      const Cell got = q.front(turns[port]);
+      ASSERT_EQ(got.flow, m.front().flow);
+      ASSERT_EQ(got.bytes, m.front().bytes);
+      ASSERT_EQ(got.in_link, m.front().in_link);
+      ASSERT_EQ(got.tail, m.front().tail);
+      q.pop(turns[port], port, 0);
+      m.pop_front();
+    }
+    ASSERT_EQ(turns[port].empty(), m.empty());
+    ASSERT_EQ(q.count(turns[port]), m.size());
+  }
 }
 
 }  // namespace

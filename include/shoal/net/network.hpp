@@ -189,10 +189,10 @@ class Network {
   /// Called 8 (stage 1), 4 (stage 2) and 2 (stage 3) events ahead, each once
   /// the stage before has brought in what it reads: for a cell, the port it
   /// will be queued at and its lane's hash slot, then the lane; for a port,
-  /// the lane it will serve next, then that lane's front cell (and the hash
-  /// slot if the lane empties), then the port upstream that the cell's credit
-  /// goes to; at a NIC its own flows' groups, then the front flow, then what
-  /// is kept about that flow.
+  /// the lane it will serve next (which holds its front cell), then the
+  /// lane's second cell or the hash slot it empties, the port upstream that
+  /// the cell's credit goes to and what delivering it reads; at a NIC its own
+  /// flows' groups, then the front flow, then what is kept about that flow.
   void prefetch_stage(const core::Event& ev, int stage) const {
     switch (ev.tag & 15) {
       case kPortFree:
@@ -220,8 +220,8 @@ class Network {
         if (stage == 1) {
           core::prefetch(queues_.front_address(turn));
         } else if (stage == 2) {
+          // The lane holds its front cell: where it came from and goes are known now.
           queues_.prefetch_front(turn, link, cls);
-        } else {
           const topo::LinkId in = queues_.front_in_link(turn);
           if (in != topo::kNoLink) prefetch_credit_return(in);
           if (links_[link].delivers) prefetch_delivery(queues_.front_flow(turn));

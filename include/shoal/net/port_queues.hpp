@@ -11,12 +11,16 @@
 // ring header, ring storage) and a kilobyte of mostly idle state. Here every
 // lane and every cell lives in one of two flat pools with free lists, a lane is
 // found by an open-addressing hash of (link, class, flow), and a port class is
-// two lane ids (its Turn, kept in the port's own cache line). pop() prefetches
-// what the next service of that port class will read, so a busy port's next
-// cell is usually in cache by the time its turn comes.
+// two lane ids (its Turn, kept in the port's own cache line). A lane holds its
+// front cell itself, so serving a port reads one node fewer, and a lane that
+// never holds a second cell (most, where flows are many and their cells
+// spread out) takes no cell node at all. pop() prefetches what the next
+// service of that port class will read, so a busy port's next cell is usually
+// in cache by the time its turn comes.
 #pragma once
 
 #include <bit>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -44,6 +48,10 @@ class PortQueues {
     bool empty() const { return front == kNone; }
   };
 
+  /// The most a waiting cell takes: a lane of its own, with its share of the
+  /// hash (kept at most half full). For the memory estimate.
+  static constexpr std::size_t kMaxBytesPerCell = 32 + 2 * 16;
+
   /// `round_robin`: one lane per flow; otherwise one per port class (FIFO).
   explicit PortQueues(bool round_robin) : round_robin_(round_robin) { rehash(1024); }
 
@@ -53,14 +61,21 @@ class PortQueues {
     const std::uint64_t key = make_key(link, cls, flow);
     std::size_t at = home(key);
     while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
-    const std::uint32_t c = cells_.add({cell.tail, cell.flow, cell.bytes, cell.in_link, kNone});
     if (table_[at].key == key) {  // the flow already waits here: behind its last cell
+      const std::uint32_t c = cells_.add({cell.tail, cell.flow, cell.bytes, cell.in_link, kNone});
       Lane& lane = lanes_[table_[at].lane];
-      cells_[lane.back].next = c;
-      lane.back = c;
+      if (lane.rest_front == kNone) {
+        lane.rest_front = c;
+      } else {
+        cells_[lane.rest_back].next = c;
+      }
+      lane.rest_back = c;
       return;
     }
-    const std::uint32_t l = lanes_.add({flow, c, c, kNone});
+    // A new lane holds its first cell itself: most lanes never hold another
+    // (docs/performance.md, thirteenth measurement), so most cells take no node.
+    const std::uint32_t l =
+        lanes_.add({cell.tail, cell.flow, cell.bytes, cell.in_link, kNone, kNone, kNone});
     table_[at] = {key, l};
     if (turn.empty()) {
       turn.front = l;
@@ -73,25 +88,36 @@ class PortQueues {
 
   /// The next cell to serve; the turn must not be empty.
   Cell front(const Turn& turn) const {
-    const CellNode& n = cells_[lanes_[turn.front].front];
-    return {n.flow, n.bytes, n.in_link, n.tail};
+    const Lane& lane = lanes_[turn.front];
+    return {lane.cell_flow, lane.bytes, lane.in_link, lane.tail};
   }
 
   /// Removes the front cell; its lane goes to the back of the turn if it has more.
   [[gnu::always_inline]] void pop(Turn& turn, topo::LinkId link, int cls) {
     const std::uint32_t l = turn.front;
     Lane& lane = lanes_[l];
-    const std::uint32_t c = lane.front;
-    lane.front = cells_[c].next;
-    cells_.release(c);
-    if (lane.front == kNone) {
-      erase(make_key(link, cls, lane.flow));
+    if (lane.rest_front == kNone) {
+      erase(make_key(link, cls, lane_key_flow(lane)));
       turn.front = lane.next;
       if (turn.front == kNone) turn.back = kNone;
       lanes_.release(l);
       --live_lanes_;
     } else {
-      core::prefetch(&cells_[lane.front]);  // read when this lane's turn comes again
+      // Its next cell moves into the lane (fetched when the lane was served
+      // last, or by the engine's stages).
+      const std::uint32_t c = lane.rest_front;
+      const CellNode& n = cells_[c];
+      lane.tail = n.tail;
+      lane.cell_flow = n.flow;
+      lane.bytes = n.bytes;
+      lane.in_link = n.in_link;
+      lane.rest_front = n.next;
+      if (n.next == kNone) {
+        lane.rest_back = kNone;
+      } else {
+        core::prefetch(&cells_[n.next]);  // read when this lane's turn comes again
+      }
+      cells_.release(c);
       if (turn.back != l) {
         turn.front = lane.next;
         lanes_[turn.back].next = l;
@@ -107,34 +133,41 @@ class PortQueues {
     prefetch_probe(home(make_key(link, cls, round_robin_ ? flow : kAnyFlow)));
   }
   const void* front_address(const Turn& turn) const { return &lanes_[turn.front]; }
-  /// Once prefetch_slot() has fetched it: fetches the lane push() will append to
-  /// (when it sits in its home slot) and the cell it will reuse.
+  /// Once prefetch_slot() has fetched it: fetches the lane push() will append
+  /// to (when it sits in its home slot) and the node it will take, a cell's
+  /// behind that lane's or else a new lane's.
   void prefetch_push(topo::LinkId link, int cls, std::uint32_t flow) const {
     const std::uint64_t key = make_key(link, cls, round_robin_ ? flow : kAnyFlow);
     const Slot& slot = table_[home(key)];
-    if (slot.key == key) core::prefetch(&lanes_[slot.lane]);
-    if (cells_.next_free() != kNone) core::prefetch(&cells_[cells_.next_free()]);
+    if (slot.key == key) {
+      core::prefetch(&lanes_[slot.lane]);
+      if (cells_.next_free() != kNone) core::prefetch(&cells_[cells_.next_free()]);
+    } else if (lanes_.next_free() != kNone) {
+      core::prefetch(&lanes_[lanes_.next_free()]);
+    }
   }
-  /// Once front_address() is in cache: fetches the cell front() will read and,
-  /// when that is the lane's last cell, the hash slot pop() will erase.
+  /// Once front_address() is in cache: fetches what pop() will read next, the
+  /// lane's second cell or, when the lane holds one, the hash slot it erases.
   void prefetch_front(const Turn& turn, topo::LinkId link, int cls) const {
     const Lane& lane = lanes_[turn.front];
-    core::prefetch(&cells_[lane.front]);
-    if (lane.front == lane.back) prefetch_probe(home(make_key(link, cls, lane.flow)));
+    if (lane.rest_front != kNone) {
+      core::prefetch(&cells_[lane.rest_front]);
+    } else {
+      prefetch_probe(home(make_key(link, cls, lane_key_flow(lane))));
+    }
   }
-  /// Once prefetch_front() has fetched it: the link the front cell came in by.
-  topo::LinkId front_in_link(const Turn& turn) const {
-    return cells_[lanes_[turn.front].front].in_link;
-  }
+  /// Once front_address() is in cache: the link the front cell came in by.
+  topo::LinkId front_in_link(const Turn& turn) const { return lanes_[turn.front].in_link; }
 
-  /// Once prefetch_front() has fetched it: the flow of the front cell.
-  std::uint32_t front_flow(const Turn& turn) const { return cells_[lanes_[turn.front].front].flow; }
+  /// Once front_address() is in cache: the flow of the front cell.
+  std::uint32_t front_flow(const Turn& turn) const { return lanes_[turn.front].cell_flow; }
 
   /// Cells waiting in a port class (walks its lanes: for checks, not hot paths).
   std::size_t count(const Turn& turn) const {
     std::size_t n = 0;
     for (std::uint32_t l = turn.front; l != kNone; l = lanes_[l].next) {
-      for (std::uint32_t c = lanes_[l].front; c != kNone; c = cells_[c].next) ++n;
+      ++n;  // the lane's own
+      for (std::uint32_t c = lanes_[l].rest_front; c != kNone; c = cells_[c].next) ++n;
     }
     return n;
   }
@@ -150,12 +183,22 @@ class PortQueues {
   static constexpr std::uint32_t kAnyFlow = ~std::uint32_t{0};
   static constexpr std::uint64_t kEmptyKey = ~std::uint64_t{0};  // never a real key: link < 2^28
 
+  /// A flow's cells at one port class: the first held here, the rest in a
+  /// list of cell nodes. 32 bytes, two to a cache line.
   struct Lane {
-    std::uint32_t flow;
-    std::uint32_t front;  // first cell
-    std::uint32_t back;   // last cell
-    std::uint32_t next;   // the next lane in the turn, or on the free list
+    Time tail;                 // the first cell's
+    std::uint32_t cell_flow;   // the first cell's flow (in round robin, the lane's)
+    std::uint32_t bytes;       // the first cell's
+    topo::LinkId in_link;      // the first cell's
+    std::uint32_t rest_front;  // the lane's other cells, first and last, or kNone
+    std::uint32_t rest_back;
+    std::uint32_t next;  // the next lane in the turn, or on the free list
   };
+  static_assert(sizeof(Lane) == 32);
+  /// The flow a lane is keyed by in the hash.
+  std::uint32_t lane_key_flow(const Lane& lane) const {
+    return round_robin_ ? lane.cell_flow : kAnyFlow;
+  }
   struct CellNode {
     Time tail;
     std::uint32_t flow;
@@ -167,6 +210,7 @@ class PortQueues {
     std::uint64_t key = kEmptyKey;
     std::uint32_t lane = kNone;
   };
+  static_assert(sizeof(Lane) + 2 * sizeof(Slot) <= kMaxBytesPerCell);
 
   static std::uint64_t make_key(topo::LinkId link, int cls, std::uint32_t flow) {
     return (std::uint64_t{flow} << 32) | (std::uint64_t{link} << 3) | static_cast<unsigned>(cls);
