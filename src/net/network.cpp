@@ -66,8 +66,7 @@ std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Da
       sizeof(Port) + sizeof(std::int32_t) + sizeof(LinkState) + sizeof(BitsPerSecond) +
       sizeof(OwnFlows) + cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell);
   const std::uint64_t per_link_record = options.record ? sizeof(LinkTally) : 0;
-  // The engine's entity core and its queue share, and the network's GPU mark.
-  const std::uint64_t per_node = 64 + 32 + 1;
+  const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
   return flows * per_flow + tasks * per_task + links * (per_link + per_link_record) +
          nodes * per_node + std::uint64_t{fabric.gpu_count()} * sizeof(Gpu) +
          std::uint64_t{fabric.gpu_count()} * (core::kStreams - 1) * sizeof(Burst);
@@ -182,8 +181,6 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
     ports_[l].credits.fill(static_cast<std::int32_t>(options.buffer_per_class));
     ports_[l].fail_at = router_.fail_at(l);
   }
-  at_gpu_.assign(fabric_.node_count(), 0);
-  for (work::GpuId g = 0; g < fabric_.gpu_count(); ++g) at_gpu_[gpu_node(g)] = 1;
   number_gpu_ports(options);
   if (binning_) {
     // A column per link sent on here; the counters' width from the most any of
@@ -215,6 +212,8 @@ void Network::number_gpu_ports(const NetworkOptions& options) {
   const std::uint32_t per_server = fabric_.gpus_per_server();
   std::vector<std::uint8_t> relays(fabric_.gpu_count(), 0);
   gpu_min_key_.assign(fabric_.gpu_count(), UINT32_MAX);
+  at_gpu_.assign(fabric_.node_count(), 0);
+  for (work::GpuId g = 0; g < fabric_.gpu_count(); ++g) at_gpu_[gpu_node(g)] = 1;
   for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
     const work::Flow& flow = dag_.flows()[f];
     gpu_min_key_[flow.src] = std::min(gpu_min_key_[flow.src], flow_key_[f]);

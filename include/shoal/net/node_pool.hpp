@@ -20,7 +20,7 @@ class NodePool {
  public:
   static constexpr std::uint32_t kNone = ~std::uint32_t{0};
 
-  /// A node holding `value`; reuses the last one freed first.
+  /// A node holding `value` (its `next` as given); reuses a freed one first.
   std::uint32_t add(const Node& value) {
     std::uint32_t i;
     if (free_.empty()) {

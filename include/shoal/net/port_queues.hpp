@@ -9,7 +9,7 @@
 // Why pools and a hash rather than containers per port: a port holding its own
 // vectors costs a chain of dependent cache misses per cell (port, slot array,
 // ring header, ring storage) and a kilobyte of mostly idle state. Here every
-// lane and every cell lives in one of two flat pools (NodePool), a lane is
+// lane and every cell lives in one of two flat pools with free lists, a lane is
 // found by an open-addressing hash of (link, class, flow), and a port class is
 // two lane ids (its Turn, kept in the port's own cache line). A lane holds its
 // front cell itself, so serving a port reads one node fewer, and a lane that
@@ -197,7 +197,7 @@ class PortQueues {
     topo::LinkId in_link;      // the first cell's
     std::uint32_t rest_front;  // the lane's other cells, first and last, or kNone
     std::uint32_t rest_back;
-    std::uint32_t next;  // the next lane in the turn
+    std::uint32_t next;  // the next lane in the turn, or on the free list
   };
   static_assert(sizeof(Lane) == 32);
   /// The flow a lane is keyed by in the hash.
@@ -209,7 +209,7 @@ class PortQueues {
     std::uint32_t flow;
     std::uint32_t bytes;
     topo::LinkId in_link;
-    std::uint32_t next;  // the lane's next cell
+    std::uint32_t next;  // the next cell of the lane, or on the free list
   };
   struct Slot {
     std::uint64_t key = kEmptyKey;
