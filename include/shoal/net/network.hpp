@@ -178,10 +178,10 @@ class Network {
       case kCellHead: {
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
         core::prefetch(&dag_.flows()[flow]);
-        // The link it came by (its serialization time) and its port upstream:
-        // the credit goes back there as the cell leaves, at once where it
-        // finds its way out idle.
-        prefetch_credit_return(link);
+        // The link it came by: its serialization time; at a GPU, the port the
+        // credit returns to at once (a switch returns it when the cell leaves).
+        core::prefetch(&links_[link]);
+        if (at_gpu_[ev.target] != 0) core::prefetch(&ports_[link]);
         return;
       }
       default:
