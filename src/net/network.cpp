@@ -212,8 +212,6 @@ void Network::number_gpu_ports(const NetworkOptions& options) {
   const std::uint32_t per_server = fabric_.gpus_per_server();
   std::vector<std::uint8_t> relays(fabric_.gpu_count(), 0);
   gpu_min_key_.assign(fabric_.gpu_count(), UINT32_MAX);
-  at_gpu_.assign(fabric_.node_count(), 0);
-  for (work::GpuId g = 0; g < fabric_.gpu_count(); ++g) at_gpu_[gpu_node(g)] = 1;
   for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
     const work::Flow& flow = dag_.flows()[f];
     gpu_min_key_[flow.src] = std::min(gpu_min_key_[flow.src], flow_key_[f]);

@@ -173,15 +173,12 @@ class Network {
       case kPortFree:
       case kCredit:
         prefetch_sender(link);
-        if (at_gpu_[ev.target] != 0) core::prefetch(&own_[link]);  // its own flows come next
+        core::prefetch(&own_[link]);  // at a NIC, its own flows come next
         return;
       case kCellHead: {
         const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
         core::prefetch(&dag_.flows()[flow]);
-        // The link it came by: its serialization time; at a GPU, the port the
-        // credit returns to at once (a switch returns it when the cell leaves).
-        core::prefetch(&links_[link]);
-        if (at_gpu_[ev.target] != 0) core::prefetch(&ports_[link]);
+        prefetch_credit_return(link);  // the link it came by; also its serialization time
         return;
       }
       default:
@@ -202,8 +199,6 @@ class Network {
       case kCredit: {
         const topo::LinkId link = ev.tag >> 4;
         const Port& port = ports_[link];
-        // A credit for a port on the wire only adds to its count.
-        if ((ev.tag & 15) == kCredit && port.free_pending) return;
         if (port.has_own) {
           const KeyedFlows& own = own_[link].flows;
           if (stage == 3) {
@@ -247,7 +242,7 @@ class Network {
           prefetch_sender(out);
           queues_.prefetch_slot(out, cls, flow);
         } else {
-          queues_.prefetch_push(ports_[out].turns[static_cast<std::size_t>(cls)], out, cls, flow);
+          queues_.prefetch_push(out, cls, flow);
           if (links_[out].delivers) core::prefetch(&received_[flow]);  // stage 1 fetched the link
         }
         return;
@@ -488,10 +483,7 @@ class Network {
   std::vector<OwnFlows> own_;  // by link: at a GPU, its flows with bytes to send, by key
   std::vector<Burst> bursts_;  // by LinkState::burst
   std::vector<std::uint32_t> gpu_min_key_;  // by GPU: the lowest key of the flows it sends
-  // By node: 1 at a GPU. What the prefetching asks before fetching a GPU's
-  // state: a byte array that stays in cache, where the fabric's nodes would not.
-  std::vector<std::uint8_t> at_gpu_;
-  std::vector<Gpu> gpus_;  // by GPU
+  std::vector<Gpu> gpus_;                   // by GPU
   /// What a cell-hop reads about a link, in one cache line: before, the
   /// fabric's Link, two perturbation arrays, the credit pace and the owner map
   /// were five misses per link (docs/performance.md, sixth measurement).

@@ -49,9 +49,8 @@ class PortQueues {
   };
 
   /// The most a waiting cell takes: a lane of its own, with its share of the
-  /// hash (kept at most half full) and its place on the pool's free stack.
-  /// For the memory estimate.
-  static constexpr std::size_t kMaxBytesPerCell = 32 + 2 * 16 + 4;
+  /// hash (kept at most half full). For the memory estimate.
+  static constexpr std::size_t kMaxBytesPerCell = 32 + 2 * 16;
 
   /// `round_robin`: one lane per flow; otherwise one per port class (FIFO).
   explicit PortQueues(bool round_robin) : round_robin_(round_robin) { rehash(1024); }
@@ -134,29 +133,25 @@ class PortQueues {
     prefetch_probe(home(make_key(link, cls, round_robin_ ? flow : kAnyFlow)));
   }
   const void* front_address(const Turn& turn) const { return &lanes_[turn.front]; }
-  /// Once prefetch_slot() has fetched it (and the port's turns): fetches the
-  /// lane push() will append to, when it sits in its home slot, and the node
-  /// it will take, a cell's behind that lane's; or else the node of a new
-  /// lane and the lane at the back of the turn, which the new one goes behind.
-  void prefetch_push(const Turn& turn, topo::LinkId link, int cls, std::uint32_t flow) const {
+  /// Once prefetch_slot() has fetched it: fetches the lane push() will append
+  /// to (when it sits in its home slot) and the node it will take, a cell's
+  /// behind that lane's or else a new lane's.
+  void prefetch_push(topo::LinkId link, int cls, std::uint32_t flow) const {
     const std::uint64_t key = make_key(link, cls, round_robin_ ? flow : kAnyFlow);
     const Slot& slot = table_[home(key)];
     if (slot.key == key) {
       core::prefetch(&lanes_[slot.lane]);
       if (cells_.next_free() != kNone) core::prefetch(&cells_[cells_.next_free()]);
-      return;
+    } else if (lanes_.next_free() != kNone) {
+      core::prefetch(&lanes_[lanes_.next_free()]);
     }
-    if (lanes_.next_free() != kNone) core::prefetch(&lanes_[lanes_.next_free()]);
-    if (!turn.empty()) core::prefetch(&lanes_[turn.back]);
   }
-  /// Once front_address() is in cache: fetches what pop() will read next: the
-  /// lane's second cell and the lane it goes behind or, when the lane holds
-  /// one, the hash slot it erases.
+  /// Once front_address() is in cache: fetches what pop() will read next, the
+  /// lane's second cell or, when the lane holds one, the hash slot it erases.
   void prefetch_front(const Turn& turn, topo::LinkId link, int cls) const {
     const Lane& lane = lanes_[turn.front];
     if (lane.rest_front != kNone) {
       core::prefetch(&cells_[lane.rest_front]);
-      if (turn.back != turn.front) core::prefetch(&lanes_[turn.back]);  // it goes behind that
     } else {
       prefetch_probe(home(make_key(link, cls, lane_key_flow(lane))));
     }
@@ -215,7 +210,7 @@ class PortQueues {
     std::uint64_t key = kEmptyKey;
     std::uint32_t lane = kNone;
   };
-  static_assert(sizeof(Lane) + 2 * sizeof(Slot) + sizeof(std::uint32_t) <= kMaxBytesPerCell);
+  static_assert(sizeof(Lane) + 2 * sizeof(Slot) <= kMaxBytesPerCell);
 
   static std::uint64_t make_key(topo::LinkId link, int cls, std::uint32_t flow) {
     return (std::uint64_t{flow} << 32) | (std::uint64_t{link} << 3) | static_cast<unsigned>(cls);
