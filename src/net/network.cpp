@@ -251,8 +251,9 @@ void Network::push_own(LinkId link, std::uint32_t key, std::uint32_t flow,
   std::uint32_t sent = 1;
   while (sent < burst->count) {
     const Time at = burst->start[sent];
-    const std::uint64_t event = core::make_tiebreak(state.from, state.stream,
-                                                    kSlots * (burst->first + sent - 1) + kFreeSlot);
+    const Numbers numbers = numbers_of(link, burst->first + sent - 1);
+    const std::uint64_t event =
+        core::make_tiebreak(state.from, numbers.stream, numbers.first + kFreeSlot);
     if (at > now || (at == now && event > sim.current_tiebreak())) break;
     ++sent;
   }
@@ -504,7 +505,7 @@ bool Network::send_own_burst(NodeId node, LinkId link, core::Simulator& sim) {
     port.free_pending = true;
     // The port-free event of the last transmission (numbered so, at a GPU).
     Numbers last;
-    if (links_[link].stream != 0) last = {links_[link].stream, kSlots * (own_[link].sent - 1)};
+    if (links_[link].stream != 0) last = numbers_of(link, own_[link].sent - 1);
     send_as(sim, last, kFreeSlot, node, port.busy_until - sim.now(), tag(kPortFree, link), 0);
     return;
   }

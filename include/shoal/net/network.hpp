@@ -393,11 +393,15 @@ class Network {
   /// A flow joins its NIC port's own flows (behind a burst's cells, where one is on the wire).
   void push_own(topo::LinkId link, std::uint32_t key, std::uint32_t flow,
                 const core::Simulator& sim);
+  /// The numbers of a GPU port's transmission `n` (0-based): the one place
+  /// the numbering is defined.
+  Numbers numbers_of(topo::LinkId link, std::uint64_t n) const {
+    return {links_[link].stream, kSlots * n};
+  }
   /// The numbers of the next transmission on `link` (the node's own where not at a GPU).
   [[gnu::always_inline]] Numbers take_numbers(topo::LinkId link) {
-    const std::uint32_t stream = links_[link].stream;
-    if (stream == 0) return {};
-    return {stream, kSlots * own_[link].sent++};
+    if (links_[link].stream == 0) return {};
+    return numbers_of(link, own_[link].sent++);
   }
   /// An event of a transmission numbered `numbers`, in `slot`.
   [[gnu::always_inline]] static void send_as(core::Simulator& sim, Numbers numbers, Slot slot,
