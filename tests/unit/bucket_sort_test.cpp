@@ -1,4 +1,4 @@
-// sort_bucket against std::sort by the event key: the same events, field for
+// BucketSorter against std::sort by the event key: the same events, field for
 // field, in the same order, over the shapes of bucket it takes and the ones it
 // declines.
 #include "shoal/core/bucket_sort.hpp"
@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -68,15 +69,14 @@ EventBuffer to_buffer(const std::vector<Event>& events) {
   return b;
 }
 
-::testing::AssertionResult sorts_like_std_sort(const Shape& shape, std::uint64_t seed) {
-  const std::vector<Event> events = make_bucket(shape, seed);
+::testing::AssertionResult sorts_like_std_sort(const std::vector<Event>& events,
+                                               BucketSorter& sorter) {
   std::vector<Event> expected = events;
   std::sort(expected.begin(), expected.end(),
             [](const Event& a, const Event& b) { return before(a, b); });
   EventBuffer bucket = to_buffer(events);
   EventBuffer out;
-  std::vector<std::uint32_t> counts;
-  if (!sort_bucket(bucket, out, counts)) return ::testing::AssertionFailure() << "declined";
+  if (!sorter.sort(bucket, out)) return ::testing::AssertionFailure() << "declined";
   if (!bucket.empty()) return ::testing::AssertionFailure() << "the bucket was not emptied";
   if (out.size() != expected.size()) {
     return ::testing::AssertionFailure() << out.size() << " events out of " << expected.size();
@@ -95,6 +95,11 @@ EventBuffer to_buffer(const std::vector<Event>& events) {
   return ::testing::AssertionSuccess();
 }
 
+::testing::AssertionResult sorts_like_std_sort(const Shape& shape, std::uint64_t seed) {
+  BucketSorter sorter;
+  return sorts_like_std_sort(make_bucket(shape, seed), sorter);
+}
+
 TEST(BucketSort, OneTimeFewSources) {
   for (std::uint64_t seed = 1; seed <= 20; ++seed) {
     EXPECT_TRUE(sorts_like_std_sort({500, 1, 40, 0, false}, seed));
@@ -110,7 +115,7 @@ TEST(BucketSort, OneTimeSourcesOverOneByteAndTwo) {
 }
 
 TEST(BucketSort, SeveralTimes) {
-  for (const std::size_t times : {2u, 3u, 7u, 8u}) {
+  for (const std::size_t times : {2u, 3u, 7u, 8u, 9u, 24u, 100u, 255u, 256u}) {
     for (std::uint64_t seed = 1; seed <= 10; ++seed) {
       EXPECT_TRUE(sorts_like_std_sort({600, times, 300, 7, false}, seed)) << times;
     }
@@ -121,7 +126,7 @@ TEST(BucketSort, SeveralTimes) {
 // many take byte-wide passes on the source, then one on the time: both ways.
 TEST(BucketSort, OnePassAndBytePasses) {
   for (const EntityId sources : {60u, 700u, 5000u}) {
-    for (const std::size_t times : {1u, 2u, 8u}) {
+    for (const std::size_t times : {1u, 2u, 8u, 40u}) {
       for (const bool scrambled : {false, true}) {
         EXPECT_TRUE(sorts_like_std_sort({300, times, sources, 250, scrambled}, sources + times))
             << sources << " sources, " << times << " times, scrambled " << scrambled;
@@ -149,29 +154,92 @@ TEST(BucketSort, LargeBucketsAndSmallOnes) {
 
 TEST(BucketSort, DeclinesAnEmptyBucket) {
   EventBuffer bucket, out;
-  std::vector<std::uint32_t> counts;
-  EXPECT_FALSE(sort_bucket(bucket, out, counts));
+  BucketSorter sorter;
+  EXPECT_FALSE(sorter.sort(bucket, out));
   EXPECT_TRUE(out.empty());
 }
 
-TEST(BucketSort, DeclinesNineTimesAndWideSourceSpans) {
-  for (const Shape shape : {Shape{300, 9, 10, 0, false}, Shape{300, 1, 70'000, 0, false}}) {
+// The times' table is emptied after every bucket, sorted or declined: one
+// sorter over buckets of different times gives each its own ranks.
+TEST(BucketSort, OneSorterForManyBuckets) {
+  BucketSorter sorter;
+  Rng rng(42, 0);
+  for (std::uint64_t round = 0; round < 60; ++round) {
+    const std::size_t times = 1 + rng.below(round % 3 == 0 ? 1000 : 60);
+    std::vector<Event> events = make_bucket({800, times, 200, 3, round % 2 == 1}, round);
+    const Time shift = static_cast<Time>(rng.below(1'000'000)) * 7;  // times no bucket had before
+    for (Event& e : events) e.time += shift;
+    std::vector<Time> seen;  // the times drawn, not all those offered
+    for (const Event& e : events) seen.push_back(e.time);
+    std::sort(seen.begin(), seen.end());
+    const auto distinct =
+        static_cast<std::size_t>(std::unique(seen.begin(), seen.end()) - seen.begin());
+    EventBuffer bucket = to_buffer(events);
+    EventBuffer out;
+    if (distinct > BucketSorter::kMaxTimes) {
+      EXPECT_FALSE(sorter.sort(bucket, out)) << distinct;
+      EXPECT_EQ(bucket.size(), events.size());
+    } else {
+      EXPECT_TRUE(sorts_like_std_sort(events, sorter)) << "round " << round << ", " << distinct;
+    }
+  }
+}
+
+// Consecutive buckets that share times, each at another rank in its own
+// bucket (as the queue's neighbouring buckets do): a time the sorter kept from
+// the bucket before would be taken as this one's and sort out of place.
+TEST(BucketSort, BucketsSharingTimes) {
+  BucketSorter sorter;
+  for (std::uint64_t round = 0; round < 8; ++round) {
+    std::vector<Event> events = make_bucket({400, 12, 50, 0, false}, 100 + round);
+    // Round r's times are 1,000,000 + 3 t - 9 r: four times in common with the round before.
+    for (Event& e : events) e.time -= 9 * static_cast<Time>(round);
+    EXPECT_TRUE(sorts_like_std_sort(events, sorter)) << "round " << round;
+  }
+}
+
+// Times far apart and near the ends of the range hash like any others.
+TEST(BucketSort, TimesFarApart) {
+  BucketSorter sorter;
+  std::vector<Event> events = make_bucket({400, 50, 30, 0, false}, 9);
+  for (Event& e : events) {
+    const Time rank = (e.time - 1'000'000) / 3;
+    e.time = rank % 2 == 0 ? rank << 40 : std::numeric_limits<Time>::max() - rank;
+  }
+  EXPECT_TRUE(sorts_like_std_sort(events, sorter));
+}
+
+// More than kMaxTimes times, sources spanning 2^16 ids or more, or the time
+// that marks a free slot in the times' table: declined, the bucket untouched.
+TEST(BucketSort, DeclinesManyTimesWideSourceSpansAndTheLeastTime) {
+  BucketSorter sorter;
+  for (int which = 0; which < 4; ++which) {
+    const Shape shape = which == 0   ? Shape{3000, BucketSorter::kMaxTimes + 1, 10, 0, false}
+                        : which == 1 ? Shape{300, 1, 70'000, 0, false}
+                                     : Shape{300, 3, 10, 0, false};
     std::vector<Event> events = make_bucket(shape, 3);
-    if (shape.sources > 65536) {  // make sure the span is over 2^16
+    if (which == 0) {  // make sure every time is there
+      for (std::size_t t = 0; t < shape.times; ++t) events[t].time = 1'000'000 + 3 * Time(t);
+    }
+    if (which == 1) {  // make sure the span is over 2^16
       events.front().tiebreak = make_tiebreak(0, 0);
       events.back().tiebreak = make_tiebreak(65536, 0);
     }
+    if (which == 2) events[100].time = std::numeric_limits<Time>::min();
+    if (which == 3) events[0].time = std::numeric_limits<Time>::min();
     EventBuffer bucket = to_buffer(events);
     EventBuffer out;
-    std::vector<std::uint32_t> counts;
-    EXPECT_FALSE(sort_bucket(bucket, out, counts));
+    EXPECT_FALSE(sorter.sort(bucket, out)) << which;
     ASSERT_EQ(bucket.size(), events.size());
     EXPECT_TRUE(out.empty());
     for (std::size_t i = 0; i < events.size(); ++i) {
+      EXPECT_EQ(bucket[i].time, events[i].time) << i;
       EXPECT_EQ(bucket[i].tiebreak, events[i].tiebreak) << i;
       EXPECT_EQ(bucket[i].payload, events[i].payload) << i;
     }
   }
+  // ... and the sorter still sorts after declining.
+  EXPECT_TRUE(sorts_like_std_sort(make_bucket({500, 30, 100, 0, true}, 4), sorter));
 }
 
 }  // namespace

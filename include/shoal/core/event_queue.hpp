@@ -104,7 +104,7 @@ class EventQueue {
  private:
   static constexpr std::size_t kEventsPerBucket = 128;
   static constexpr std::size_t kMaxBuckets = std::size_t{1} << 20;
-  // A bucket this large is sorted by sort_bucket where it can be, not std::sort.
+  // A bucket this large is sorted by sorter_ where it can be, not std::sort.
   static constexpr std::size_t kRadixFrom = 48;
   static constexpr std::size_t kLateLimit = 4 * kEventsPerBucket;  // the heap grew: re-spread
   static constexpr std::size_t kSample = 64;                       // times sampled for the density
@@ -159,7 +159,7 @@ class EventQueue {
     }
     EventBuffer& bucket = buckets_[cursor_];
     if (!(bucket.size() >= kRadixFrom &&
-          sort_bucket(bucket, near_, counts_, pushed_in_order_ && !ring_mixed_))) {
+          sorter_.sort(bucket, near_, pushed_in_order_ && !ring_mixed_))) {
       std::sort(bucket.begin(), bucket.end(), earlier);
       near_.swap(bucket);  // the old near_ (empty) goes to the bucket
       bucket.clear();      // ... and back to the allocator if it is large
@@ -252,9 +252,9 @@ class EventQueue {
   std::size_t head_ = 0;
   std::vector<Event> late_;  // min-heap of pushes for times before near_end_
   std::vector<EventBuffer> buckets_;
-  EventBuffer overflow_;               // times at or after ring_end_
-  std::vector<Time> sample_;           // spread_overflow's scratch
-  std::vector<std::uint32_t> counts_;  // sort_bucket's scratch
+  EventBuffer overflow_;      // times at or after ring_end_
+  std::vector<Time> sample_;  // spread_overflow's scratch
+  BucketSorter sorter_;
   // With pushed_in_order_, a source's events of one time reach a bucket in
   // sequence order, except those a re-spread put back into the overflow:
   // while the overflow holds any, the buckets laid out from it are checked.
