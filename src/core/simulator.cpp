@@ -70,9 +70,7 @@ Time Simulator::synchronize() {
     stopped_ = stopped_ || slot.flags != 0;  // any rank asked: all stop after this window
   }
   inbox_.clear();
-  comm_.exchange_events(outboxes_, slots_in_, inbox_);
-  // Arrival order is irrelevant: the queue orders by key.
-  for (const Event& ev : inbox_) queue_.push(ev);
+  comm_.exchange_events(outboxes_, slots_in_, inbox_);  // run() queues them
   for (auto& box : outboxes_) box.clear();
   next_outgoing_ = kTimeInfinity;
   global_events_ = total_events;

@@ -617,6 +617,12 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
           (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
 }
 
+bool Network::take_arrival(const core::Event& ev, core::Simulator& sim) {
+  if ((ev.tag & 15) != kCredit) return false;
+  return credit_early(ev.tag >> 4, static_cast<int>(ev.payload >> 32),
+                      static_cast<Bytes>(ev.payload & 0xFFFFFFFF), ev.time - sim.now(), sim);
+}
+
 void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
   Port& port = ports_[link];
   const Time now = sim.now();

@@ -1,10 +1,12 @@
-// The packet network run on one rank, as the unit tests drive it.
+// The packet network run on one rank, as the unit tests drive it (and on
+// every rank of a communicator, as the MPI tests do).
 #pragma once
 
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 
 #include "shoal/core/comm.hpp"
@@ -16,29 +18,41 @@
 namespace shoal::test {
 
 struct OneRankRun {
-  net::RunResults results;
-  std::int64_t events = 0;
+  net::RunResults results;  // times on rank 0 only (Network::results)
+  std::int64_t events = 0;  // on all ranks
+  std::int64_t remote_events = 0;
 };
 
-/// Runs `dag` on `fabric` on one rank to `end_time` (none: to the end); with
+/// Runs `dag` on `fabric` on the ranks of `comm`, partitioned by `strategy`
+/// (topo::partition_fabric), to `end_time` (none: to the end); with
 /// `check_end_state`, the ports must then be empty with all their credit back
 /// (Network::check_end_state).
-inline OneRankRun run_one_rank(const topo::Fabric& fabric, const work::Dag& dag,
-                               const net::NetworkOptions& options,
-                               const net::Perturbations& perturbations = {},
-                               sched::FlowPriorities priorities = {}, bool check_end_state = false,
-                               Time end_time = kTimeInfinity) {
-  const core::Comm comm = core::Comm::self();
-  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
+inline OneRankRun run_on(const core::Comm& comm, std::string_view strategy,
+                         const topo::Fabric& fabric, const work::Dag& dag,
+                         const net::NetworkOptions& options,
+                         const net::Perturbations& perturbations = {},
+                         sched::FlowPriorities priorities = {}, bool check_end_state = false,
+                         Time end_time = kTimeInfinity) {
+  const core::Partition partition = topo::partition_fabric(fabric, comm.size(), strategy);
   core::EngineOptions engine;
   engine.progress = false;
   engine.end_time = end_time;
   core::Simulator sim(comm, fabric.layout(), partition, engine);
   net::Network network(fabric, dag, sim, options, perturbations, std::move(priorities));
   network.initialize();
-  sim.run(network);
+  const core::RunSummary summary = sim.run(network);
   if (check_end_state) network.check_end_state();
-  return {network.results(comm), sim.local_events()};
+  return {network.results(comm), summary.events, summary.remote_events};
+}
+
+/// run_on() on one rank.
+inline OneRankRun run_one_rank(const topo::Fabric& fabric, const work::Dag& dag,
+                               const net::NetworkOptions& options,
+                               const net::Perturbations& perturbations = {},
+                               sched::FlowPriorities priorities = {}, bool check_end_state = false,
+                               Time end_time = kTimeInfinity) {
+  return run_on(core::Comm::self(), "block", fabric, dag, options, perturbations,
+                std::move(priorities), check_end_state, end_time);
 }
 
 /// Runs `dag` to `end_time` under `policy` (two switch classes), every port's

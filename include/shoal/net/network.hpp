@@ -164,6 +164,13 @@ class Network {
   void initialize();
 
   void handle(const core::Event& ev, core::Simulator& sim);
+  /// Called by the engine for each event from another rank as it arrives,
+  /// before it is queued; true: taken here, never an event. A credit that
+  /// could go early (credit_early) had its port been on the sender's rank is
+  /// added now: the proof holds from this rank's clock on as it would from
+  /// the sender's (the port's state is the same until this rank's next event),
+  /// so every partition gives the same run.
+  bool take_arrival(const core::Event& ev, core::Simulator& sim);
 
   /// Called by the engine a few events ahead: warms the port or flow state the
   /// event will touch (the run is bound by memory latency, not arithmetic).
