@@ -76,12 +76,12 @@ class BucketSorter {
     // Each time replaced by its rank, so the passes below take it as a small
     // key; the last pass writes the times back.
     if (distinct > 1) {
-      std::copy_n(slot_of_.begin(), distinct, ranked_.begin());
-      std::sort(ranked_.begin(), ranked_.begin() + static_cast<std::ptrdiff_t>(distinct),
+      // The slots taken, by their times (forget_times needs them in no order).
+      std::sort(slot_of_.begin(), slot_of_.begin() + static_cast<std::ptrdiff_t>(distinct),
                 [this](std::uint16_t a, std::uint16_t b) { return slot_time_[a] < slot_time_[b]; });
       for (std::size_t r = 0; r < distinct; ++r) {
-        slot_rank_[ranked_[r]] = static_cast<std::uint8_t>(r);
-        times_[r] = slot_time_[ranked_[r]];
+        slot_rank_[slot_of_[r]] = static_cast<std::uint8_t>(r);
+        times_[r] = slot_time_[slot_of_[r]];
       }
       // Runs of one time are the common case: a lookup only where it changes.
       Time at_time = bucket[0].time;
@@ -218,8 +218,7 @@ class BucketSorter {
 
   std::array<Time, kSlots> slot_time_;              // kFree where the slot is free
   std::array<std::uint8_t, kSlots> slot_rank_{};    // the rank of the time in the slot
-  std::array<std::uint16_t, kMaxTimes> slot_of_{};  // the slots taken, in the order taken
-  std::array<std::uint16_t, kMaxTimes> ranked_{};   // the same, by time
+  std::array<std::uint16_t, kMaxTimes> slot_of_{};  // the slots taken
   std::array<Time, kMaxTimes> times_{};             // the distinct times, earliest first
   std::vector<std::uint32_t> counts_;
 };
