@@ -7,6 +7,7 @@
 #include <fstream>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "shoal/core/error.hpp"
 #include "shoal/core/units.hpp"
@@ -81,27 +82,49 @@ std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record) {
   return net::Network::estimate_bytes(*setup.fabric, setup.dag, options);
 }
 
-void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::uint64_t limit) {
-  const std::uint64_t more = estimate_run_bytes(setup, record);
+std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int rank) {
+  net::NetworkOptions options = setup.network;
+  options.record = record;
+  const topo::Fabric& fabric = *setup.fabric;
+  const std::vector<std::int32_t> owner = setup.partition->entity_ranks(fabric.layout());
+  std::uint64_t links_here = 0;
+  for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
+    if (owner[fabric.link(l).from] == rank) ++links_here;
+  }
+  return net::Network::estimate_link_util_bytes(fabric, options, setup.perturbations, links_here,
+                                                setup.engine.end_time);
+}
+
+void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool record,
+                  std::uint64_t limit) {
+  const std::uint64_t bins = estimate_link_util_bytes(setup, record, rank);
+  const std::uint64_t more = estimate_run_bytes(setup, record) + bins;
   const std::uint64_t now = resident_bytes();
-  const std::string what = "memory: this run needs about " + gib(now + more) + " per rank (" +
-                           gib(now) +
-                           " for the fabric and workload, every rank holds them whole, + " +
-                           gib(more) + " for the network and engine)";
+  const std::string what =
+      "memory: this run needs about " + gib(now + more) + " per rank (" + gib(now) +
+      " for the fabric and workload, every rank holds them whole, + " + gib(more - bins) +
+      " for the network and engine" +
+      (bins > 0 ? " + " + gib(bins) + " for the /link_util bins" : std::string{}) + ")";
+  // Where the bins are a large part, their cap is the knob to name.
+  const std::string bins_hint =
+      bins > more / 4 ? ", a smaller [output] link_util_memory (or link_util_top = 0)" : "";
   if (limit > 0 && now + more > limit) {
     throw Error(what + ", over run.memory_limit = " + gib(limit) +
-                "; raise the limit, use larger cells or a smaller workload");
+                "; raise the limit, use larger cells" + bins_hint + " or a smaller workload");
   }
   const std::uint64_t available = available_bytes();
-  spdlog::debug("memory: {} resident after reading the config, about {} more to run; {} available",
-                gib(now), gib(more), available == kUnknown ? "unknown" : gib(available));
+  spdlog::debug(
+      "memory: {} resident after reading the config, about {} more to run ({} of it /link_util "
+      "bins); {} available",
+      gib(now), gib(more), gib(bins), available == kUnknown ? "unknown" : gib(available));
   const std::uint64_t need = more * static_cast<std::uint64_t>(ranks_on_node);
   if (available != kUnknown && need > available) {
     throw Error(what + "; the " + std::to_string(ranks_on_node) + " rank" +
                 (ranks_on_node == 1 ? "" : "s") + " on this node need " + gib(need) +
                 " more and it has " + gib(available) +
                 " available: run fewer ranks per node, on a node with more memory, or with "
-                "larger cells");
+                "larger cells" +
+                bins_hint);
   }
 }
 

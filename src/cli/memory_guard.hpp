@@ -16,11 +16,17 @@ namespace shoal::cli {
 /// rank holds whole).
 std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record);
 
-/// Throws an Error when this rank's resident memory plus the estimate exceeds
-/// `limit` (per rank, 0: none), or when the estimate times the ranks on this
-/// node (core::Comm::ranks_on_node) exceeds the memory the node, or the job's
+/// Bytes rank `rank`'s /link_util bins will take at most (0 unless `record`):
+/// its share of [output] link_util_memory, or less in a run with a run.end.
+std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int rank);
+
+/// Throws an Error when rank `rank`'s resident memory plus the estimates (the
+/// network's and engine's, its /link_util bins') exceeds `limit` (per rank, 0:
+/// none), or when those times the ranks on this node
+/// (core::Comm::ranks_on_node) exceed the memory the node, or the job's
 /// cgroup, has available.
-void check_memory(int ranks_on_node, const RunSetup& setup, bool record, std::uint64_t limit);
+void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool record,
+                  std::uint64_t limit);
 
 /// The same guard while read_config builds the workload's DAG (which every
 /// rank holds whole): a check for work::Dag::set_growth_check that throws an

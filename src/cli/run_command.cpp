@@ -316,7 +316,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
     sched::FlowPriorities priorities;
     const std::string name = sched::policy_name(policy);
     const bool built = setup_everywhere(world, [&] {
-      check_memory(ranks_on_node, setup, hdf5, setup.memory_limit);
+      check_memory(world.rank(), ranks_on_node, setup, hdf5, setup.memory_limit);
       if (hdf5) {
         h5 = std::make_unique<RunOutput>(world, output_for(output, name, several), args.force,
                                          setup.output_flows);

@@ -46,6 +46,7 @@ void LinkBins::widen() {
       width_ > std::numeric_limits<Time>::max() / 2 ? std::numeric_limits<Time>::max() : width_ * 2;
   max_bytes_per_bin_ = max_bytes_per_bin_ > UINT64_MAX / 2 ? UINT64_MAX : max_bytes_per_bin_ * 2;
   rows_ = (rows_ + 1) / 2;
+  const std::uint64_t old_bytes = held_bytes_;  // freed once merged
   if (wide_) {
     std::vector<std::vector<std::uint64_t>> merged;
     merge_pairs(wide_blocks_, merged);
@@ -59,6 +60,44 @@ void LinkBins::widen() {
     merge_pairs(narrow_blocks_, merged);
     narrow_blocks_ = std::move(merged);
   }
+  held_bytes_ -= old_bytes;
+}
+
+std::uint64_t LinkBins::estimate_bytes(std::uint64_t columns, Time width,
+                                       std::uint64_t max_bytes_per_bin, std::uint64_t max_rows,
+                                       Time end) {
+  max_rows = std::max<std::uint64_t>(max_rows, 2);
+  const auto held = [columns](std::uint64_t rows, bool wide) {
+    const std::uint64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
+    const long double bytes = static_cast<long double>(blocks) * kRowsPerBlock *
+                              static_cast<long double>(columns) * (wide ? 8 : 4);
+    return bytes >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(bytes);
+  };
+  const auto needs_wide = [](std::uint64_t bytes) {
+    return bytes > std::numeric_limits<std::uint32_t>::max();
+  };
+  const auto doubled = [](std::uint64_t bytes) {
+    return bytes > UINT64_MAX / 2 ? UINT64_MAX : bytes * 2;
+  };
+  bool wide = needs_wide(max_bytes_per_bin);
+  if (end == kTimeInfinity) {
+    // It fills the row limit, widens (the full blocks and the merged ones held
+    // at once), and fills the limit again.
+    const bool wider = wide || needs_wide(doubled(max_bytes_per_bin));
+    return std::max(held(max_rows, wide) + held((max_rows + 1) / 2, wider), held(max_rows, wider));
+  }
+  // Cells start before the end, or up to a serialization after it where one
+  // waits for its tail: a bin more.
+  std::uint64_t rows = static_cast<std::uint64_t>(end / width) + 2;
+  std::uint64_t most = 0;
+  while (rows > max_rows) {
+    max_bytes_per_bin = doubled(max_bytes_per_bin);
+    const bool wider = wide || needs_wide(max_bytes_per_bin);
+    most = std::max(most, held(max_rows, wide) + held((max_rows + 1) / 2, wider));
+    wide = wider;
+    rows = (rows + 1) / 2;
+  }
+  return std::max(most, held(rows, wide));
 }
 
 void LinkBins::column(std::uint32_t link, std::span<std::uint64_t> out) const {

@@ -193,17 +193,45 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       column_of[l] = columns++;
       fastest = std::max({fastest, fabric.link(l).rate, link_rate_[l]});
     }
-    const long double most = static_cast<long double>(fastest) *
-                                 static_cast<long double>(options.link_util_bin) / 8e12L +
-                             static_cast<long double>(options.cell_size);
-    // The row limit from the whole fabric's links, not this rank's: the same on
-    // every rank, so the bins widen at the same simulated time on any partition.
-    const std::uint64_t max_rows =
-        options.link_util_memory /
-        (std::uint64_t{4} * std::max<std::uint64_t>(fabric.link_count(), 1));
     bins_ = LinkBins(std::move(column_of), columns, options.link_util_bin,
-                     most >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(most), max_rows);
+                     link_util_bin_bytes(fastest, options), link_util_rows(fabric, options));
   }
+}
+
+std::uint64_t Network::link_util_bin_bytes(BitsPerSecond fastest, const NetworkOptions& options) {
+  // Cells start back to back, the last one whole.
+  const long double most =
+      static_cast<long double>(fastest) * static_cast<long double>(options.link_util_bin) / 8e12L +
+      static_cast<long double>(options.cell_size);
+  return most >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(most);
+}
+
+std::uint64_t Network::link_util_rows(const topo::Fabric& fabric, const NetworkOptions& options) {
+  // From the whole fabric's links, not a rank's: the same on every rank, so
+  // the bins widen at the same simulated time on any partition.
+  return options.link_util_memory /
+         (std::uint64_t{4} * std::max<std::uint64_t>(fabric.link_count(), 1));
+}
+
+std::uint64_t Network::estimate_link_util_bytes(const topo::Fabric& fabric,
+                                                const NetworkOptions& options,
+                                                const Perturbations& perturbations,
+                                                std::uint64_t links_here, Time end) {
+  if (!options.record || options.link_util_bin <= 0 || options.link_util_top == 0) return 0;
+  BitsPerSecond fastest = 0;
+  for (LinkId l = 0; l < fabric.link_count(); ++l) fastest = std::max(fastest, fabric.link(l).rate);
+  for (const LinkPerturbation& p : perturbations.links) fastest = std::max(fastest, p.rate);
+  const std::uint64_t bins = LinkBins::estimate_bytes(links_here, options.link_util_bin,
+                                                      link_util_bin_bytes(fastest, options),
+                                                      link_util_rows(fabric, options), end);
+  // At the end, the busiest links' bins in 64-bit counters: this rank's, and
+  // rank 0's sum of all ranks'.
+  const std::uint64_t rows =
+      end == kTimeInfinity ? std::max<std::uint64_t>(link_util_rows(fabric, options), 2)
+                           : std::min(std::max<std::uint64_t>(link_util_rows(fabric, options), 2),
+                                      static_cast<std::uint64_t>(end / options.link_util_bin) + 2);
+  const std::uint64_t top = std::min<std::uint64_t>(options.link_util_top, fabric.link_count());
+  return bins + 2 * top * rows * sizeof(std::uint64_t);
 }
 
 void Network::number_gpu_ports(const NetworkOptions& options) {

@@ -102,6 +102,43 @@ TEST(LinkBins, WideningSwitchesToSixtyFourBitsWhenABinCouldHoldFourGiB) {
   EXPECT_EQ(column(bins, 5, 3), (std::vector<std::uint64_t>{0, 7, 0}));
 }
 
+/// Every link of columns() sends in every bin to `end`: the most the bins
+/// held at once against what the resource guard counts for them.
+void peak_within_estimate(std::uint64_t max_bytes_per_bin, std::uint64_t max_rows, Time end,
+                          Time estimated_end) {
+  LinkBins bins(columns(), 4, kWidth, max_bytes_per_bin, max_rows);
+  for (Time t = 0; t < end; t += kWidth / 2) {
+    for (const std::uint32_t link : {1u, 2u, 4u, 5u}) bins.add(link, t, 1);
+  }
+  const std::uint64_t estimate =
+      LinkBins::estimate_bytes(4, kWidth, max_bytes_per_bin, max_rows, estimated_end);
+  EXPECT_GE(estimate, bins.peak_bytes()) << max_rows << " rows, to " << end;
+  // Tight: at most a block of 64 rows more (the estimate allows a cell that
+  // starts after the end).
+  EXPECT_LE(estimate, bins.peak_bytes() + 64 * 4 * 8) << max_rows << " rows, to " << end;
+}
+
+TEST(LinkBins, EstimateHoldsThePeakOfBinsFilledToTheEnd) {
+  peak_within_estimate(1'250'000, UINT64_MAX, 30 * kMillisecond, 30 * kMillisecond);
+  peak_within_estimate(1'250'000, UINT64_MAX, 64 * kWidth, 64 * kWidth);  // a block's edge
+  peak_within_estimate(std::uint64_t{1} << 33, UINT64_MAX, 30 * kMillisecond, 30 * kMillisecond);
+  // Widening: the full blocks and the merged ones are held at once.
+  peak_within_estimate(1'250'000, 40, 30 * kMillisecond, 30 * kMillisecond);
+  peak_within_estimate(1'250'000, 200, 30 * kMillisecond, 30 * kMillisecond);
+  peak_within_estimate(1'250'000, 1000, 30 * kMillisecond, 30 * kMillisecond);  // none
+  // ... and switching to 64-bit counters on the way.
+  peak_within_estimate(3'000'000'000, 130, 30 * kMillisecond, 30 * kMillisecond);
+  // With no end, the bins fill the limit and widen: the same bound however long.
+  peak_within_estimate(1'250'000, 200, 30 * kMillisecond, kTimeInfinity);
+  peak_within_estimate(1'250'000, 200, 300 * kMillisecond, kTimeInfinity);
+}
+
+TEST(LinkBins, EstimateOfNoColumnsIsZero) {
+  EXPECT_EQ(LinkBins::estimate_bytes(0, kWidth, 1'250'000, 40, kTimeInfinity), 0u);
+  const LinkBins bins(columns(), 4, kWidth, 1000);
+  EXPECT_EQ(bins.peak_bytes(), 0u);
+}
+
 TEST(LinkBins, EmptyUntilWritten) {
   const LinkBins bins(columns(), 4, kWidth, 1000);
   EXPECT_EQ(bins.rows(), 0u);

@@ -12,6 +12,7 @@
 // merged), so a long run keeps its bins within a fixed memory.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -56,6 +57,19 @@ class LinkBins {
   /// is not a column here).
   void column(std::uint32_t link, std::span<std::uint64_t> out) const;
 
+  /// The most bytes the bins of `columns` links take in a run to `end`, with
+  /// the moment a widening holds the full blocks and the merged ones together:
+  /// what the resource guard counts for them before the run. Where `end` is
+  /// kTimeInfinity (no run.end), the bins fill the row limit and widen once in
+  /// the counter width they start with; 8-byte counters come only after they
+  /// widened to where one link could carry 4 GiB in a bin (43 ms at 800 Gb/s),
+  /// which a run to `end` counts and an open-ended one does not.
+  static std::uint64_t estimate_bytes(std::uint64_t columns, Time width,
+                                      std::uint64_t max_bytes_per_bin, std::uint64_t max_rows,
+                                      Time end);
+  /// The most bytes the counters' blocks held at once so far (a widening holds
+  /// the old blocks and the merged ones together).
+  std::uint64_t peak_bytes() const { return peak_bytes_; }
   /// Widens the bins until they are `width` wide (the first width times a
   /// power of two, at least the current one): ranks agree on one width before
   /// their bins are summed.
@@ -74,8 +88,11 @@ class LinkBins {
   std::vector<Count>& written(std::vector<std::vector<Count>>& blocks, std::size_t block) {
     if (block >= blocks.size()) [[unlikely]]
       blocks.resize(block + 1);
-    if (blocks[block].empty()) [[unlikely]]
+    if (blocks[block].empty()) [[unlikely]] {
       blocks[block].assign(static_cast<std::size_t>(kRowsPerBlock) * columns_, 0);
+      held_bytes_ += kRowsPerBlock * columns_ * sizeof(Count);
+      peak_bytes_ = std::max(peak_bytes_, held_bytes_);
+    }
     return blocks[block];
   }
   /// The count at `i` of block `block`, 0 where the block was never written.
@@ -105,6 +122,8 @@ class LinkBins {
   // is used, by the counter width.
   std::vector<std::vector<std::uint32_t>> narrow_blocks_;
   std::vector<std::vector<std::uint64_t>> wide_blocks_;
+  std::uint64_t held_bytes_ = 0;  // in the blocks allocated
+  std::uint64_t peak_bytes_ = 0;
 };
 
 }  // namespace shoal::net

@@ -160,6 +160,17 @@ class Network {
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                       const NetworkOptions& options);
 
+  /// Bytes one rank's /link_util bins take at most (NetworkOptions::record with
+  /// link_util_bin and link_util_top; else 0), the tables of the busiest links
+  /// gathered at the end included: `links_here` is how many links the rank
+  /// sends on, `end` the run's end time (kTimeInfinity: none; the bins then
+  /// fill their cap, link_util_memory, in the rank's share). Not in
+  /// estimate_bytes, so the resource guard can name it.
+  static std::uint64_t estimate_link_util_bytes(const topo::Fabric& fabric,
+                                                const NetworkOptions& options,
+                                                const Perturbations& perturbations,
+                                                std::uint64_t links_here, Time end);
+
   /// Schedules what is ready at time 0 on this rank's GPUs.
   void initialize();
 
@@ -391,6 +402,11 @@ class Network {
     const RouteMemo& m = route_memo_[memo_slot(ev)];
     return m.tiebreak == ev.tiebreak && m.time == ev.time ? m.out : topo::kNoLink;
   }
+
+  /// The most bytes one link can add to one /link_util bin, at `fastest`.
+  static std::uint64_t link_util_bin_bytes(BitsPerSecond fastest, const NetworkOptions& options);
+  /// The /link_util row limit: past it the bins widen.
+  static std::uint64_t link_util_rows(const topo::Fabric& fabric, const NetworkOptions& options);
 
   void try_send(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   bool send_own(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
