@@ -1,6 +1,7 @@
 #include "shoal/topo/fabric.hpp"
 
 #include <algorithm>
+#include <bit>
 
 #include "shoal/core/error.hpp"
 #include "shoal/core/random.hpp"
@@ -146,11 +147,13 @@ void Fabric::finish() {
       }
     }
   }
-  below_.assign(n, Below{});
-  up_begin_.assign(n + 1, 0);
+  routes_.assign(n, Route{});
   for (NodeId v = 0; v < n; ++v) {
-    below_[v].first_range = static_cast<std::uint32_t>(down_ranges_.size());
-    up_begin_[v] = static_cast<std::uint32_t>(up_links_.size());
+    Route& route = routes_[v];
+    route.leaf = leaf_number_[v];
+    route.plane_row = static_cast<std::uint32_t>(std::size_t{nodes_[v].plane} * gpus_);
+    route.first_range = static_cast<std::uint32_t>(down_ranges_.size());
+    route.up_first = static_cast<std::uint32_t>(up_links_.size());
     if (nodes_[v].kind != NodeKind::kSwitch) continue;
     std::vector<std::pair<std::pair<std::uint32_t, std::uint32_t>, LinkId>> downs;
     for (const LinkId l : out_links(v)) {
@@ -176,18 +179,27 @@ void Fabric::finish() {
       for (std::size_t k = i; k < j; ++k) down_links_.push_back(downs[k].second);
       i = j;
     }
-    Below& below = below_[v];
-    const auto ranges = std::span<const DownRange>(down_ranges_).subspan(below.first_range);
+    route.up_count = static_cast<std::uint32_t>(up_links_.size()) - route.up_first;
+    const auto ranges = std::span<const DownRange>(down_ranges_).subspan(route.first_range);
     if (ranges.empty()) continue;
-    below.first_leaf = ranges.front().first_leaf;
-    below.end_leaf = ranges.back().end_leaf;
+    route.first_leaf = ranges.front().first_leaf;
+    route.end_leaf = ranges.back().end_leaf;
     const std::uint32_t width = ranges.front().end_leaf - ranges.front().first_leaf;
+    const std::uint32_t count = ranges.front().count;
     const bool alike = std::all_of(ranges.begin(), ranges.end(), [width](const DownRange& d) {
       return d.end_leaf - d.first_leaf == width;
     });
-    below.width = alike ? width : 0;
+    route.width = alike ? width : 0;
+    if (alike && std::has_single_bit(width)) {
+      route.width_shift = static_cast<std::uint8_t>(std::countr_zero(width));
+    }
+    // Ranges are laid out in down_links_ one after another, in leaf order.
+    if (alike && std::all_of(ranges.begin(), ranges.end(),
+                             [count](const DownRange& d) { return d.count == count; })) {
+      route.down_count = count;
+      route.first_down = ranges.front().first;
+    }
   }
-  up_begin_[n] = static_cast<std::uint32_t>(up_links_.size());
 
   // The engine's atoms: each server (GPUs + NVSwitch), then each switch.
   std::vector<core::EntityId> sizes;
@@ -246,23 +258,28 @@ LinkId Fabric::find_link(NodeId from, NodeId to) const {
 }
 
 std::span<const LinkId> Fabric::next_links(NodeId at, GpuId dst) const {
-  const std::size_t slot = std::size_t{nodes_[at].plane} * gpus_ + dst;
+  const Route& route = routes_[at];
+  const std::size_t slot = std::size_t{route.plane_row} + dst;
   const std::uint32_t leaf = gpu_leaf_[slot];
   if (leaf == UINT32_MAX) return {};  // dst has no port on this switch's plane
-  if (leaf_number_[at] == leaf) return std::span<const LinkId>(&leaf_to_gpu_[slot], 1);
-  const Below& below = below_[at];
-  if (leaf >= below.first_leaf && leaf < below.end_leaf) {
-    std::uint32_t r = below.first_range;
-    if (below.width != 0) {
-      r += (leaf - below.first_leaf) / below.width;
+  if (route.leaf == leaf) return {&leaf_to_gpu_[slot], 1};
+  if (leaf >= route.first_leaf && leaf < route.end_leaf) {
+    const std::uint32_t offset = leaf - route.first_leaf;
+    if (route.down_count != 0 && route.width_shift != kNoShift) {  // a fat tree's: no division
+      return {down_links_.data() + route.first_down +
+                  std::size_t{offset >> route.width_shift} * route.down_count,
+              route.down_count};
+    }
+    std::uint32_t r = route.first_range;
+    if (route.width != 0) {
+      r += offset / route.width;
     } else {
       while (leaf >= down_ranges_[r].end_leaf) ++r;
     }
     const DownRange& d = down_ranges_[r];
     return std::span<const LinkId>(down_links_).subspan(d.first, d.count);
   }
-  return std::span<const LinkId>(up_links_).subspan(up_begin_[at],
-                                                    up_begin_[at + 1] - up_begin_[at]);
+  return {up_links_.data() + route.up_first, route.up_count};
 }
 
 LinkId Fabric::ecmp_link(NodeId at, GpuId dst, std::uint64_t flow_hash) const {

@@ -152,18 +152,29 @@ class Fabric {
   std::vector<std::uint32_t> gpu_leaf_;  // by plane * gpus + GPU: its leaf there, dense number
   std::vector<LinkId> leaf_to_gpu_;      // by plane * gpus + GPU: that leaf's link down to it
   std::vector<GpuId> server_plane_gpu_;  // by server * planes + plane: its first GPU there
-  /// By node: the leaves below it and its down ranges, so that a route down
-  /// is found without a search (every fat tree's ranges are one width) and a
-  /// route up with one compare.
-  struct Below {
+  static constexpr std::uint8_t kNoShift = 0xFF;
+  /// By node, everything next_links reads about it in one cache line (it runs
+  /// for every cell-hop at a switch; five arrays by node were five lines): its
+  /// leaf number, its plane's row of gpu_leaf_, the leaves below it and its
+  /// down ranges, so that a route down is found without a search (every fat
+  /// tree's ranges are alike: one width, one link each) and a route up with
+  /// one compare.
+  struct alignas(64) Route {
+    std::uint32_t leaf = UINT32_MAX;             // its dense leaf number; UINT32_MAX if not a leaf
+    std::uint32_t plane_row = 0;                 // plane * gpus: its plane's slots in gpu_leaf_
     std::uint32_t first_leaf = 0, end_leaf = 0;  // the union of its ranges' leaves
     std::uint32_t first_range = 0;               // into down_ranges_, in leaf order
     std::uint32_t width = 0;                     // leaves per range where all are alike, else 0
+    std::uint8_t width_shift = kNoShift;         // log2(width) where a power of two
+    std::uint32_t down_count = 0;  // where the ranges are alike in links too: links per range
+    std::uint32_t first_down = 0;  // ... and where the first range's links begin in down_links_
+    std::uint32_t up_first = 0;    // into up_links_
+    std::uint32_t up_count = 0;
   };
-  std::vector<Below> below_;
+  static_assert(sizeof(Route) == 64);
+  std::vector<Route> routes_;
   std::vector<DownRange> down_ranges_;
   std::vector<LinkId> down_links_;
-  std::vector<std::uint32_t> up_begin_;  // by node: CSR of up links
   std::vector<LinkId> up_links_;
   core::Layout layout_{"empty", {1}, {"none"}};
   bool finished_ = false;
