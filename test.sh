@@ -31,7 +31,7 @@ if [ "${SHOAL_SKIP_SANITIZERS:-0}" != 1 ]; then
   # as a leak, never hidden; Shoal has no thread_local state.
   export LSAN_OPTIONS="suppressions=$PWD/tests/lsan.supp:print_suppressions=0:fast_unwind_on_malloc=0:use_tls=0"
   export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
-  ctest --test-dir build-asan --output-on-failure
+  ctest --test-dir build-asan --output-on-failure -j"$jobs"
 fi
 if [ "${SHOAL_SKIP_FUZZ:-0}" != 1 ]; then
   echo "== libFuzzer: every parser, 10,000 inputs each (tests/fuzz, docs/reliability.md) =="

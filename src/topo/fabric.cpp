@@ -148,6 +148,10 @@ void Fabric::finish() {
     }
   }
   routes_.assign(n, Route{});
+  if (std::size_t{planes_} * gpus_ > UINT32_MAX) {
+    throw Error("internal: " + std::to_string(planes_) + " planes of " + std::to_string(gpus_) +
+                " GPUs overflow the routing table's 32-bit rows");
+  }
   for (NodeId v = 0; v < n; ++v) {
     Route& route = routes_[v];
     route.leaf = leaf_number_[v];

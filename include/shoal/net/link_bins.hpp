@@ -60,10 +60,10 @@ class LinkBins {
   /// The most bytes the bins of `columns` links take in a run to `end`, with
   /// the moment a widening holds the full blocks and the merged ones together:
   /// what the resource guard counts for them before the run. Where `end` is
-  /// kTimeInfinity (no run.end), the bins fill the row limit and widen once in
-  /// the counter width they start with; 8-byte counters come only after they
-  /// widened to where one link could carry 4 GiB in a bin (43 ms at 800 Gb/s),
-  /// which a run to `end` counts and an open-ended one does not.
+  /// kTimeInfinity (no run.end), the bins fill the row limit, widen once and
+  /// fill it again, in the counters that one widening leaves: 8-byte counters
+  /// that later widenings bring (once a bin of one link could hold 4 GiB: 43 ms
+  /// wide at 800 Gb/s) are counted for a run to `end`, not for an open-ended one.
   static std::uint64_t estimate_bytes(std::uint64_t columns, Time width,
                                       std::uint64_t max_bytes_per_bin, std::uint64_t max_rows,
                                       Time end);
