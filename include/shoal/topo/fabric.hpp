@@ -157,7 +157,7 @@ class Fabric {
   /// for every cell-hop at a switch; five arrays by node were five lines): its
   /// leaf number, its plane's row of gpu_leaf_, the leaves below it and its
   /// down ranges, so that a route down is found without a search (every fat
-  /// tree's ranges are alike: one width, one link each) and a route up with
+  /// tree's ranges are alike: one width, as many links each) and a route up with
   /// one compare.
   struct alignas(64) Route {
     std::uint32_t leaf = UINT32_MAX;             // its dense leaf number; UINT32_MAX if not a leaf
