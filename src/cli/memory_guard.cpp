@@ -82,6 +82,10 @@ std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record) {
   return net::Network::estimate_bytes(*setup.fabric, setup.dag, options);
 }
 
+namespace {
+
+/// Bytes rank `rank`'s /link_util bins will take at most (0 unless `record`):
+/// its share of [output] link_util_memory, or less in a run with a run.end.
 std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int rank) {
   net::NetworkOptions options = setup.network;
   options.record = record;
@@ -94,6 +98,8 @@ std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int r
   return net::Network::estimate_link_util_bytes(fabric, options, setup.perturbations, links_here,
                                                 setup.engine.end_time);
 }
+
+}  // namespace
 
 void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool record,
                   std::uint64_t limit) {

@@ -16,10 +16,6 @@ namespace shoal::cli {
 /// rank holds whole).
 std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record);
 
-/// Bytes rank `rank`'s /link_util bins will take at most (0 unless `record`):
-/// its share of [output] link_util_memory, or less in a run with a run.end.
-std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int rank);
-
 /// Throws an Error when rank `rank`'s resident memory plus the estimates (the
 /// network's and engine's, its /link_util bins') exceeds `limit` (per rank, 0:
 /// none), or when those times the ranks on this node

@@ -12,8 +12,8 @@ LinkBins::LinkBins(std::vector<std::uint32_t> column_of, std::uint32_t columns, 
       columns_(columns),
       width_(width),
       max_bytes_per_bin_(max_bytes_per_bin),
-      max_rows_(std::max<std::uint64_t>(max_rows, 2)),
-      wide_(max_bytes_per_bin > std::numeric_limits<std::uint32_t>::max()) {}
+      max_rows_(std::max(max_rows, kMinRows)),
+      wide_(needs_wide(max_bytes_per_bin)) {}
 
 template <class From, class To>
 void LinkBins::merge_pairs(const std::vector<std::vector<From>>& from,
@@ -44,14 +44,14 @@ std::uint64_t LinkBins::widen_to_hold(Time start) {
 void LinkBins::widen() {
   width_ =
       width_ > std::numeric_limits<Time>::max() / 2 ? std::numeric_limits<Time>::max() : width_ * 2;
-  max_bytes_per_bin_ = max_bytes_per_bin_ > UINT64_MAX / 2 ? UINT64_MAX : max_bytes_per_bin_ * 2;
+  max_bytes_per_bin_ = doubled(max_bytes_per_bin_);
   rows_ = (rows_ + 1) / 2;
   const std::uint64_t old_bytes = held_bytes_;  // freed once merged
   if (wide_) {
     std::vector<std::vector<std::uint64_t>> merged;
     merge_pairs(wide_blocks_, merged);
     wide_blocks_ = std::move(merged);
-  } else if (max_bytes_per_bin_ > std::numeric_limits<std::uint32_t>::max()) {
+  } else if (needs_wide(max_bytes_per_bin_)) {
     merge_pairs(narrow_blocks_, wide_blocks_);
     narrow_blocks_.clear();
     wide_ = true;
@@ -66,18 +66,12 @@ void LinkBins::widen() {
 std::uint64_t LinkBins::estimate_bytes(std::uint64_t columns, Time width,
                                        std::uint64_t max_bytes_per_bin, std::uint64_t max_rows,
                                        Time end) {
-  max_rows = std::max<std::uint64_t>(max_rows, 2);
+  max_rows = std::max(max_rows, kMinRows);
   const auto held = [columns](std::uint64_t rows, bool wide) {
     const std::uint64_t blocks = (rows + kRowsPerBlock - 1) / kRowsPerBlock;
     const long double bytes = static_cast<long double>(blocks) * kRowsPerBlock *
                               static_cast<long double>(columns) * (wide ? 8 : 4);
     return bytes >= 1.8e19L ? UINT64_MAX : static_cast<std::uint64_t>(bytes);
-  };
-  const auto needs_wide = [](std::uint64_t bytes) {
-    return bytes > std::numeric_limits<std::uint32_t>::max();
-  };
-  const auto doubled = [](std::uint64_t bytes) {
-    return bytes > UINT64_MAX / 2 ? UINT64_MAX : bytes * 2;
   };
   bool wide = needs_wide(max_bytes_per_bin);
   if (end == kTimeInfinity) {

@@ -221,15 +221,15 @@ std::uint64_t Network::estimate_link_util_bytes(const topo::Fabric& fabric,
   BitsPerSecond fastest = 0;
   for (LinkId l = 0; l < fabric.link_count(); ++l) fastest = std::max(fastest, fabric.link(l).rate);
   for (const LinkPerturbation& p : perturbations.links) fastest = std::max(fastest, p.rate);
-  const std::uint64_t bins = LinkBins::estimate_bytes(links_here, options.link_util_bin,
-                                                      link_util_bin_bytes(fastest, options),
-                                                      link_util_rows(fabric, options), end);
+  const std::uint64_t max_rows = std::max(link_util_rows(fabric, options), LinkBins::kMinRows);
+  const std::uint64_t bins = LinkBins::estimate_bytes(
+      links_here, options.link_util_bin, link_util_bin_bytes(fastest, options), max_rows, end);
   // At the end, the busiest links' bins in 64-bit counters: this rank's, and
   // rank 0's sum of all ranks'.
   const std::uint64_t rows =
-      end == kTimeInfinity ? std::max<std::uint64_t>(link_util_rows(fabric, options), 2)
-                           : std::min(std::max<std::uint64_t>(link_util_rows(fabric, options), 2),
-                                      static_cast<std::uint64_t>(end / options.link_util_bin) + 2);
+      end == kTimeInfinity
+          ? max_rows
+          : std::min(max_rows, static_cast<std::uint64_t>(end / options.link_util_bin) + 2);
   const std::uint64_t top = std::min<std::uint64_t>(options.link_util_top, fabric.link_count());
   return bins + 2 * top * rows * sizeof(std::uint64_t);
 }

@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -24,6 +25,8 @@ namespace shoal::net {
 class LinkBins {
  public:
   static constexpr std::uint32_t kNoColumn = ~std::uint32_t{0};
+  /// The fewest rows kept, whatever `max_rows` asks (a widening halves them).
+  static constexpr std::uint64_t kMinRows = 2;
 
   LinkBins() = default;
   /// `column_of`: by link, its column here or kNoColumn; `max_bytes_per_bin`:
@@ -102,6 +105,14 @@ class LinkBins {
     return block < blocks.size() && !blocks[block].empty() ? blocks[block][i] : 0;
   }
 
+  /// Whether a bin that can hold `max_bytes_per_bin` needs 64-bit counters.
+  static bool needs_wide(std::uint64_t max_bytes_per_bin) {
+    return max_bytes_per_bin > std::numeric_limits<std::uint32_t>::max();
+  }
+  /// What one bin can hold once the bins are twice as wide (saturating).
+  static std::uint64_t doubled(std::uint64_t max_bytes_per_bin) {
+    return max_bytes_per_bin > UINT64_MAX / 2 ? UINT64_MAX : max_bytes_per_bin * 2;
+  }
   /// Widens until the bin of `start` is within the row limit; returns that bin.
   std::uint64_t widen_to_hold(Time start);
   /// Doubles the width: bins 2i and 2i + 1 become bin i, in 64-bit counters
