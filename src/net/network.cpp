@@ -721,18 +721,19 @@ topo::NodeId Network::counted_at(std::uint32_t f) const {
                                                          core::Simulator& sim) {
   ++cell_hops_;
   const LinkId in_link = ev.tag >> 4;
-  const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
-  const auto bytes = static_cast<Bytes>(ev.payload & 0xFFFFFF);
-  const bool slow = ((ev.payload >> 31) & 1) != 0;  // as the sender transmitted it
+  const CellHead head = CellHead::unpack(ev.payload);
+  const std::uint32_t flow = head.flow;
+  const Bytes bytes = head.bytes;
+  const bool slow = head.slow;  // as the sender transmitted it
   const Time tail = sim.now() + serialization(in_link, bytes, slow);
   const NodeId here = ev.target;
   const work::Flow& f = dag_.flows()[flow];
-  const int cls = static_cast<int>((ev.payload >> 24) & 7);  // the class it was sent in
+  const int cls = head.cls;  // the class it was sent in
   const topo::Node& node = fabric_.node(here);
   if (node.kind == NodeKind::kGpu && gpu_of(here) == f.dst) {
     // At the receiver: the NIC takes the cell as its tail arrives. Over a link
     // that delivers, its bytes were counted where the link starts.
-    bool last = ((ev.payload >> kLastCellBit) & 1) != 0;
+    bool last = head.last;
     if (!links_[in_link].delivers) last = count_received(flow, bytes, f);
     return_credit(in_link, cls, bytes, tail - sim.now() + latency(in_link, slow), sim, Numbers{});
     if (last) sim.send(here, tail - sim.now(), tag(kFlowReceived), flow);

@@ -31,6 +31,24 @@ cmp "$dir/fair-1.csv" "$dir/fair-2.csv" && echo "ok   identical at 2 ranks"
   -o "$dir/fair-800.csv" >/dev/null
 check "$dir/fair-800.csv" ep 640000000
 check "$dir/fair-800.csv" dp 1600000000
+# The largest cell, 16 MiB (its size once wrapped to 0 in the cell's 24 bits and
+# no flow finished): EP (2 cells) joined the NIC first and its first cell went
+# before DP joined the turn, so both its cells go first: 32 MB / 50 GB/s plus
+# two links' latency, 642 us; DP ends with the link's last byte, 3.202 ms.
+exact() {  # exact CSV NAME EXPECTED_PS
+  local got
+  got=$(awk -F, -v n="$2" '$2 == n {print $12}' "$1")
+  if [ "$got" = "$3" ]; then
+    echo "ok   $2 ends at $got ps"
+  else
+    echo "FAIL $2 ends at '$got' ps, expected exactly $3 ps"
+    failures=$((failures + 1))
+  fi
+}
+"$shoal" run "$src/configs/examples/figure-a.toml" --quiet --set network.cell_size=16MiB \
+  --set network.buffer_per_class=64MiB -o "$dir/fair-16mib.csv" >/dev/null
+exact "$dir/fair-16mib.csv" ep 642000000
+exact "$dir/fair-16mib.csv" dp 3202000000
 for policy in lina ep-pp-first hermod; do
   for ranks in 1 2; do
     timeout 300 "$mpirun" -np "$ranks" "$shoal" run "$src/configs/examples/figure-a.toml" --quiet \

@@ -14,8 +14,8 @@
 // forward is an option.
 //
 // Events (tag = kind | link << 4):
-//   cell head at a node via link L (payload flow << 32 | perturbed << 31 |
-//   last << 27 | class << 24 | bytes); none at a GPU for a cell it receives over
+//   cell head at a node via link L (payload: CellHead, net/cell_head.hpp); none
+//   at a GPU for a cell it receives over
 //   a link that delivers (LinkState::delivers), but for a flow's last cell
 //   port free at the sending node (the port finished a cell and cells wait)
 //   credit at the upstream node of L (payload class << 32 | bytes)
@@ -36,6 +36,7 @@
 #include <functional>
 #include "shoal/core/simulator.hpp"
 
+#include "shoal/net/cell_head.hpp"
 #include "shoal/net/keyed_flows.hpp"
 #include "shoal/net/link_bins.hpp"
 #include "shoal/net/port_queues.hpp"
@@ -50,7 +51,6 @@
 namespace shoal::net {
 
 inline constexpr int kClasses = 8;
-inline constexpr Bytes kMaxCell = Bytes{1} << 24;            // a cell's size travels in 24 bits
 inline constexpr Bytes kMaxBufferPerClass = Bytes{1} << 30;  // credits are counted in 32 bits
 
 /// A link slower or longer from a time on: it applies to cells whose
@@ -194,7 +194,7 @@ class Network {
         core::prefetch(&own_[link]);  // at a NIC, its own flows come next
         return;
       case kCellHead: {
-        const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
+        const std::uint32_t flow = CellHead::flow_of(ev.payload);
         core::prefetch(&dag_.flows()[flow]);
         prefetch_credit_return(link);  // the link it came by; also its serialization time
         return;
@@ -248,14 +248,14 @@ class Network {
       }
       case kCellHead: {
         if (stage == 3) return;
-        const auto flow = static_cast<std::uint32_t>(ev.payload >> 32);
+        const std::uint32_t flow = CellHead::flow_of(ev.payload);
         const topo::LinkId out = stage == 1 ? route_ahead(ev, flow) : remembered_route(ev);
         if (out == topo::kNoLink) {
           // At its receiver (or routed by the handler): the count it adds to.
           if (stage == 1) core::prefetch(&received_[flow]);
           return;
         }
-        const int cls = static_cast<int>((ev.payload >> 24) & 7);
+        const int cls = CellHead::class_of(ev.payload);
         if (stage == 1) {
           prefetch_sender(out);
           queues_.prefetch_slot(out, cls, flow);
@@ -348,8 +348,6 @@ class Network {
     std::uint32_t tail = 0;
     std::array<std::uint8_t, kMaxBurst> last{};
   };
-  /// In a cell head's payload: the flow's last cell, counted where its link starts.
-  static constexpr int kLastCellBit = 27;
 
   /// One directed link's egress port at its source node: two cache lines, the
   /// first read by every credit and transmission, the second by queueing.
@@ -445,9 +443,7 @@ class Network {
                       Numbers numbers, core::Simulator& sim);
   static std::uint64_t cell_payload(std::uint32_t flow, bool slow, bool last, int cls,
                                     Bytes bytes) {
-    return (std::uint64_t{flow} << 32) | (std::uint64_t{slow} << 31) |
-           (std::uint64_t{last} << kLastCellBit) | (static_cast<std::uint64_t>(cls) << 24) |
-           static_cast<std::uint64_t>(bytes);
+    return CellHead{flow, bytes, cls, slow, last}.pack();
   }
   /// Numbers each GPU port's events and picks the ports that may burst.
   void number_gpu_ports(const NetworkOptions& options);
