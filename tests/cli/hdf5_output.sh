@@ -91,13 +91,21 @@ else
   echo "FAIL a failing rank: exit $rc; $(head -c 300 "$dir/failing.err")"; failures=$((failures + 1))
 fi
 # SIGTERM mid-run (Slurm's time limit), to one process of a 1-rank and of a
-# 2-rank run: exit 3, a readable file with completed = 0.
+# 2-rank run: exit 3, a readable file with completed = 0. The run is made
+# long (8,192 tokens a micro-batch: tens of seconds) and signalled 2 s after
+# its file appears, so neither a fast machine nor a slow start-up lets it
+# finish first or be signalled before it runs (1,024 tokens and a fixed 3 s
+# once let the 1-rank run end at 2.8 s).
 for n in 1 2; do
-  rm -f "$dir/stopped-$n.h5"
-  sed 's/^micro_batch_tokens = .*/micro_batch_tokens = 1024/' "$dir/training.toml" | sed '/^\[output\]/,$d' >"$dir/long.toml"
+  rm -f "$dir/stopped-$n.h5" "$dir/stopped-$n.h5.partial"
+  sed 's/^micro_batch_tokens = .*/micro_batch_tokens = 8192/' "$dir/training.toml" | sed '/^\[output\]/,$d' >"$dir/long.toml"
   timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/long.toml" --quiet -o "$dir/stopped-$n.h5" 2>"$dir/stopped-$n.err" &
   launcher=$!
-  sleep 3
+  for _ in $(seq 600); do
+    [ -e "$dir/stopped-$n.h5.partial" ] && break
+    sleep 0.1
+  done
+  sleep 2
   pkill -TERM -f "shoal run $dir/long.toml" -n || true  # the newest: one rank
   rc=0; wait "$launcher" || rc=$?
   if [ "$rc" -ne 0 ] && grep -q "stopped by" "$dir/stopped-$n.err" &&
