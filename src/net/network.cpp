@@ -67,9 +67,34 @@ std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Da
       sizeof(OwnFlows) + cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell);
   const std::uint64_t per_link_record = options.record ? sizeof(LinkTally) : 0;
   const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
-  return flows * per_flow + tasks * per_task + links * (per_link + per_link_record) +
+  // Lanes found by hop: a slot per flow and hop (counted as if no link fails).
+  const std::uint64_t lane_slots = PortQueues::by_hop_bytes(flows, lane_hops(fabric, options, {}));
+  return flows * per_flow + lane_slots + tasks * per_task + links * (per_link + per_link_record) +
          nodes * per_node + std::uint64_t{fabric.gpu_count()} * sizeof(Gpu) +
          std::uint64_t{fabric.gpu_count()} * (core::kStreams - 1) * sizeof(Burst);
+}
+
+std::uint32_t Network::lane_hops(const topo::Fabric& fabric, const NetworkOptions& options,
+                                 const Perturbations& perturbations) {
+  // A flow's cells that are h links into their path wait at one port and
+  // class only where routes never change: ECMP (not spraying), no link that
+  // fails, no starvation guard (a promoted flow's cells change class).
+  const bool failures = std::any_of(perturbations.links.begin(), perturbations.links.end(),
+                                    [](const LinkPerturbation& p) { return p.fail; });
+  const std::uint32_t hops = fabric.longest_route();
+  if (!options.lanes_by_hop || !options.switch_round_robin ||
+      options.load_balancing != LoadBalancing::kEcmp || failures ||
+      options.starvation_after != kTimeInfinity || hops > kMaxHops) {
+    return 0;
+  }
+  return hops;
+}
+
+PortQueues Network::make_queues(const topo::Fabric& fabric, const work::Dag& dag,
+                                const NetworkOptions& options, const Perturbations& perturbations) {
+  if (!options.switch_round_robin) return PortQueues::fifo();
+  const std::uint32_t hops = lane_hops(fabric, options, perturbations);
+  return hops == 0 ? PortQueues::hashed() : PortQueues::by_hop(dag.flows().size(), hops);
 }
 
 Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
@@ -85,7 +110,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       router_(fabric, dag, options.load_balancing, failure_times(fabric, perturbations),
               queued_cells_),
       ports_(fabric.link_count()),
-      queues_(options.switch_round_robin),
+      queues_(make_queues(fabric, dag, options, perturbations)),
       own_(fabric.link_count()),
       gpus_(fabric.gpu_count()),
       flow_class_(std::move(priorities.cls)),
@@ -396,7 +421,8 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
       own.pop(g);
       port.has_own = !own.empty();
     }
-    transmit(node, link, c, {f, static_cast<std::uint32_t>(bytes), topo::kNoLink, sim.now()}, sim);
+    transmit(node, link, c, {f, static_cast<std::uint32_t>(bytes), topo::kNoLink, 0, sim.now()},
+             sim);
     return true;
   }
   return false;
@@ -425,7 +451,7 @@ bool Network::send_own(NodeId node, LinkId link, core::Simulator& sim) {
   const Time serialize = serialization(link, bytes, slow);
   occupy(link, cls, bytes, at, serialize);
   send_as(sim, numbers, kHeadSlot, links_[link].to, at + latency(link, slow) - sim.now(),
-          tag(kCellHead, link), cell_payload(flow, slow, false, cls, bytes));
+          tag(kCellHead, link), cell_payload(flow, slow, false, cls, bytes, 0));
   return at + serialize;
 }
 
@@ -588,7 +614,7 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   if (!state.delivers || head >= sim.end_time() ||
       !delivered(link, cls, flow, bytes, head + serialize, slow, last, sim)) {
     send_as(sim, numbers, kHeadSlot, state.to, head - now, tag(kCellHead, link),
-            cell_payload(flow, slow, last, cls, bytes));
+            cell_payload(flow, slow, last, cls, bytes, cell.hop));
   }
   if (in_link != topo::kNoLink) {
     // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
@@ -741,7 +767,7 @@ topo::NodeId Network::counted_at(std::uint32_t f) const {
   }
   LinkId out = remembered_route(ev);
   if (out == topo::kNoLink) out = router_.next_link(here, flow, sim.now(), sim.rng());
-  const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, tail};
+  const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, head.hop + 1, tail};
   Port& port = ports_[out];
   if (port.queued == 0 && !port.has_own && !port.free_pending && sim.now() >= port.busy_until &&
       port.credits[cls] >= bytes) {

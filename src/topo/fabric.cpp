@@ -314,6 +314,14 @@ GpuId Fabric::relay_for(GpuId src, GpuId dst) const {
               ": no GPU of its server has a NIC on a plane that reaches it");
 }
 
+std::uint32_t Fabric::longest_route() const {
+  std::uint32_t top = 0;
+  for (const Node& node : nodes_) {
+    if (node.kind == NodeKind::kSwitch) top = std::max<std::uint32_t>(top, node.level);
+  }
+  return std::max<std::uint32_t>(2, 2 * top + (planes_ > 1 ? 2 : 0));
+}
+
 Time Fabric::path_latency(GpuId src, GpuId dst) const {
   auto nvlink_hop = [&](GpuId from, GpuId to) {
     return links_[out_links(gpu_node(from)).front()].latency +

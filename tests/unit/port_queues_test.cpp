@@ -32,8 +32,8 @@ TEST(Ring, KeepsOrderAcrossGrowthAndWrap) {
 }
 
 // Every field distinct, so a queue that mixes up two cells' fields shows it.
-Cell cell(std::uint32_t flow, std::uint32_t sequence) {
-  return {flow, sequence, sequence % 7 == 0 ? topo::kNoLink : sequence * 3 + 1,
+Cell cell(std::uint32_t flow, std::uint32_t sequence, std::uint32_t hop = 1) {
+  return {flow, sequence, sequence % 7 == 0 ? topo::kNoLink : sequence * 3 + 1, hop,
           static_cast<Time>(flow) * 1000 + sequence};
 }
 
@@ -50,7 +50,7 @@ std::vector<std::pair<std::uint32_t, std::uint32_t>> drain(PortQueues& q, PortQu
 }
 
 TEST(PortQueues, ServesOneCellPerFlowInTurnAndKeepsEachFlowsOrder) {
-  PortQueues q(true);
+  PortQueues q = PortQueues::hashed();
   PortQueues::Turn turn;
   for (std::uint32_t s = 0; s < 3; ++s) q.push(turn, 5, 0, cell(7, s));
   for (std::uint32_t s = 0; s < 2; ++s) q.push(turn, 5, 0, cell(3, s));
@@ -65,7 +65,7 @@ TEST(PortQueues, ServesOneCellPerFlowInTurnAndKeepsEachFlowsOrder) {
 }
 
 TEST(PortQueues, AFlowThatEmptiesRejoinsAtTheBack) {
-  PortQueues q(true);
+  PortQueues q = PortQueues::hashed();
   PortQueues::Turn turn;
   q.push(turn, 1, 2, cell(1, 0));
   q.push(turn, 1, 2, cell(2, 0));
@@ -77,7 +77,7 @@ TEST(PortQueues, AFlowThatEmptiesRejoinsAtTheBack) {
 }
 
 TEST(PortQueues, FifoModeKeepsArrivalOrderAcrossFlows) {
-  PortQueues q(false);
+  PortQueues q = PortQueues::fifo();
   PortQueues::Turn turn;
   q.push(turn, 4, 0, cell(7, 0));
   q.push(turn, 4, 0, cell(7, 1));
@@ -90,7 +90,7 @@ TEST(PortQueues, FifoModeKeepsArrivalOrderAcrossFlows) {
 }
 
 TEST(PortQueues, PortsAndClassesAreSeparate) {
-  PortQueues q(true);
+  PortQueues q = PortQueues::hashed();
   PortQueues::Turn a, b, c;
   q.push(a, 10, 0, cell(1, 0));
   q.push(b, 11, 0, cell(1, 1));  // the same flow at another port
@@ -104,11 +104,12 @@ TEST(PortQueues, PortsAndClassesAreSeparate) {
 }
 
 // Many ports, flows and classes pushed and popped at random, against a plain
-// model of round robin: the lanes' hash grows and deletes (backward shift)
-// thousands of times, and every cell comes out where the model says.
-TEST(PortQueues, MatchesAModelUnderRandomPushesAndPops) {
+// model of round robin: every cell comes out where the model says. Hashed,
+// the lanes' hash grows and deletes (backward shift) thousands of times; by
+// hop, each port class is one hop of the flows' paths (a fixed route), so
+// (flow, hop) names the lane, and slots are emptied and reused as often.
+void expect_round_robin(PortQueues q, bool hop_per_port_class) {
   constexpr int kPorts = 64;
-  PortQueues q(true);
   std::vector<PortQueues::Turn> turns(kPorts * 2);
   struct ModelPort {
     std::deque<std::uint32_t> turn;                              // flows in service order
@@ -127,18 +128,22 @@ TEST(PortQueues, MatchesAModelUnderRandomPushesAndPops) {
     const bool pushing = (step / 50000) % 2 == 0 ? rng() % 3 != 0 : rng() % 3 == 0;
     if (pushing || m.turn.empty()) {
       const auto flow = static_cast<std::uint32_t>(rng() % 500);
-      q.push(turns[k], port, cls, cell(flow, sequence));
+      const auto hop = static_cast<std::uint32_t>(hop_per_port_class ? k : rng() % 8);
+      q.push(turns[k], port, cls, cell(flow, sequence, hop));
       if (m.waiting[flow].empty()) m.turn.push_back(flow);
       m.waiting[flow].push_back(sequence++);
       ++in_model;
     } else {
       const std::uint32_t flow = m.turn.front();
       const Cell got = q.front(turns[k]);
-      const Cell want = cell(flow, m.waiting[flow].front());
-      ASSERT_EQ(got.flow, want.flow);
+      ASSERT_EQ(got.flow, flow);
+      const Cell want = cell(flow, m.waiting[flow].front(), got.hop);
       ASSERT_EQ(got.bytes, want.bytes);
       ASSERT_EQ(got.in_link, want.in_link);
       ASSERT_EQ(got.tail, want.tail);
+      if (hop_per_port_class) {
+        ASSERT_EQ(got.hop, k);
+      }
       q.pop(turns[k], port, cls);
       m.waiting[flow].pop_front();
       m.turn.pop_front();
@@ -157,9 +162,34 @@ TEST(PortQueues, MatchesAModelUnderRandomPushesAndPops) {
   EXPECT_EQ(lanes, q.live_lanes());
 }
 
+TEST(PortQueues, MatchesAModelUnderRandomPushesAndPops) {
+  expect_round_robin(PortQueues::hashed(), false);
+}
+
+TEST(PortQueues, ByHopMatchesTheModelWhereEachHopIsOnePortClass) {
+  expect_round_robin(PortQueues::by_hop(500, 128), true);
+}
+
+TEST(PortQueues, ByHopKeepsEachHopOfAFlowApartAndRefusesALongerPath) {
+  PortQueues q = PortQueues::by_hop(10, 4);
+  PortQueues::Turn at_leaf, at_spine;
+  q.push(at_leaf, 3, 0, cell(5, 0, 1));
+  q.push(at_spine, 8, 0, cell(5, 1, 2));  // the same flow one hop on
+  q.push(at_leaf, 3, 0, cell(5, 2, 1));
+  EXPECT_EQ(q.count(at_leaf), 2u);
+  EXPECT_EQ(q.lanes(at_leaf), 1u);
+  EXPECT_EQ(q.count(at_spine), 1u);
+  EXPECT_EQ(q.live_lanes(), 2u);
+  q.pop(at_spine, 8, 0);
+  q.push(at_spine, 8, 0, cell(5, 3, 2));  // its slot was emptied: a new lane
+  EXPECT_EQ(q.front(at_spine).bytes, 3u);
+  EXPECT_EQ(q.front(at_leaf).bytes, 0u);
+  EXPECT_THROW(q.push(at_leaf, 3, 0, cell(5, 4, 4)), Error);
+}
+
 TEST(PortQueues, FifoModeMatchesAQueueUnderRandomPushesAndPops) {
   constexpr int kPorts = 16;
-  PortQueues q(false);
+  PortQueues q = PortQueues::fifo();
   std::vector<PortQueues::Turn> turns(kPorts);
   std::vector<std::deque<Cell>> model(kPorts);
   std::mt19937_64 rng(11);
@@ -176,6 +206,7 @@ TEST(PortQueues, FifoModeMatchesAQueueUnderRandomPushesAndPops) {
       ASSERT_EQ(got.flow, m.front().flow);
       ASSERT_EQ(got.bytes, m.front().bytes);
       ASSERT_EQ(got.in_link, m.front().in_link);
+      ASSERT_EQ(got.hop, m.front().hop);
       ASSERT_EQ(got.tail, m.front().tail);
       q.pop(turns[port], port, 0);
       m.pop_front();

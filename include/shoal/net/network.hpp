@@ -111,6 +111,11 @@ struct NetworkOptions {
   // been (a GPU's port keys its events itself). The run is the same either
   // way; off only to test that.
   bool nic_bursts = true;
+  // Where routes are fixed (ECMP, no link that fails, no starvation guard), a
+  // flow's lane at a port is found by (flow, hop) in a table rather than by a
+  // hash of (link, class, flow) (PortQueues::by_hop). The run is the same
+  // either way; off only to test that.
+  bool lanes_by_hop = true;
   // The full invariants (docs/reliability.md): after every window, every port's
   // queue counters and credits recounted. On in Debug builds, `shoal run --check`
   // in Release. The cheap ones (credit bounds, conservation, each flow and task
@@ -170,6 +175,12 @@ class Network {
                                                 const NetworkOptions& options,
                                                 const Perturbations& perturbations,
                                                 std::uint64_t links_here, Time end);
+
+  /// How the ports' queues find a flow's lane: by (flow, hop) where every
+  /// flow's route is fixed for the whole run (NetworkOptions::lanes_by_hop),
+  /// a route being at most this many links; 0: by hash.
+  static std::uint32_t lane_hops(const topo::Fabric& fabric, const NetworkOptions& options,
+                                 const Perturbations& perturbations);
 
   /// Schedules what is ready at time 0 on this rank's GPUs.
   void initialize();
@@ -256,11 +267,13 @@ class Network {
           return;
         }
         const int cls = CellHead::class_of(ev.payload);
+        const std::uint32_t hop = CellHead::hop_of(ev.payload) + 1;  // the link it goes on
         if (stage == 1) {
           prefetch_sender(out);
-          queues_.prefetch_slot(out, cls, flow);
+          queues_.prefetch_slot(out, cls, flow, hop);
         } else {
-          queues_.prefetch_push(out, cls, flow);
+          queues_.prefetch_push(ports_[out].turns[static_cast<std::size_t>(cls)], out, cls, flow,
+                                hop);
           if (links_[out].delivers) core::prefetch(&received_[flow]);  // stage 1 fetched the link
         }
         return;
@@ -441,10 +454,12 @@ class Network {
   /// upstream, never delivered on send); returns when it has left.
   Time start_own_cell(topo::LinkId link, int cls, std::uint32_t flow, Bytes bytes, Time at,
                       Numbers numbers, core::Simulator& sim);
-  static std::uint64_t cell_payload(std::uint32_t flow, bool slow, bool last, int cls,
-                                    Bytes bytes) {
-    return CellHead{flow, bytes, cls, slow, last}.pack();
+  static std::uint64_t cell_payload(std::uint32_t flow, bool slow, bool last, int cls, Bytes bytes,
+                                    std::uint32_t hop) {
+    return CellHead{flow, bytes, cls, hop, slow, last}.pack();
   }
+  static PortQueues make_queues(const topo::Fabric& fabric, const work::Dag& dag,
+                                const NetworkOptions& options, const Perturbations& perturbations);
   /// Numbers each GPU port's events and picks the ports that may burst.
   void number_gpu_ports(const NetworkOptions& options);
   void transmit(topo::NodeId node, topo::LinkId link, int cls, const Cell& cell,

@@ -6,24 +6,36 @@
 // from the front lane, which then goes to the back if it has more, so a flow
 // that gets a cell while it has none joins the back of the turn.
 //
-// Why pools and a hash rather than containers per port: a port holding its own
-// vectors costs a chain of dependent cache misses per cell (port, slot array,
-// ring header, ring storage) and a kilobyte of mostly idle state. Here every
-// lane and every cell lives in one of two flat pools with free lists, a lane is
-// found by an open-addressing hash of (link, class, flow), and a port class is
-// two lane ids (its Turn, kept in the port's own cache line). A lane holds its
-// front cell itself, so serving a port reads one node fewer, and a lane that
-// never holds a second cell (most, where flows are many and their cells
-// spread out) takes no cell node at all. pop() prefetches what the next
+// Why pools rather than containers per port: a port holding its own vectors
+// costs a chain of dependent cache misses per cell (port, slot array, ring
+// header, ring storage) and a kilobyte of mostly idle state. Here every lane
+// and every cell lives in one of two flat pools with free lists, and a port
+// class is two lane ids (its Turn, kept in the port's own cache line). A lane
+// holds its front cell itself, so serving a port reads one node fewer, and a
+// lane that never holds a second cell (most, where flows are many and their
+// cells spread out) takes no cell node at all. pop() prefetches what the next
 // service of that port class will read, so a busy port's next cell is usually
 // in cache by the time its turn comes.
+//
+// How push() finds a flow's lane (LaneKeys):
+// - FIFO: a port class has one lane, its turn's: no table at all.
+// - By hop: where routes are fixed (ECMP, no failures, one class per flow), a
+//   flow's cells that are h links into their path all wait at one port, so
+//   (flow, hop) names the lane: a table of lane ids by flow * hops + hop,
+//   read and written in place, 4 bytes a slot (docs/performance.md,
+//   sixteenth measurement: the hash's slots and its deletions were 3.6 L2
+//   misses per cell-hop in the 8,192-GPU all-to-all).
+// - Hashed: any routing (spraying, failures): an open-addressing hash of
+//   (link, class, flow).
 #pragma once
 
 #include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <vector>
 
+#include "shoal/core/error.hpp"
 #include "shoal/core/prefetch.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/net/node_pool.hpp"
@@ -35,7 +47,8 @@ struct Cell {
   std::uint32_t flow;
   std::uint32_t bytes;
   topo::LinkId in_link;
-  Time tail;  // when its tail arrives at the node it waits in
+  std::uint32_t hop;  // links it crossed before the one it waits for
+  Time tail;          // when its tail arrives at the node it waits in
 };
 
 class PortQueues {
@@ -52,44 +65,57 @@ class PortQueues {
   /// hash (kept at most half full). For the memory estimate.
   static constexpr std::size_t kMaxBytesPerCell = 32 + 2 * 16;
 
-  /// `round_robin`: one lane per flow; otherwise one per port class (FIFO).
-  explicit PortQueues(bool round_robin) : round_robin_(round_robin) { rehash(1024); }
+  enum class LaneKeys : std::uint8_t { kFifo, kByHop, kHashed };
+  /// One lane per port class (FIFO).
+  static PortQueues fifo() { return PortQueues(LaneKeys::kFifo, 0, 0); }
+  /// Round robin across flows, each flow's lane found by (flow, hop): every
+  /// cell of a flow pushed with the same hop must wait at one port and class.
+  /// Fixed at `flows` x `hops` slots (by_hop_bytes).
+  static PortQueues by_hop(std::size_t flows, std::uint32_t hops) {
+    return PortQueues(LaneKeys::kByHop, flows, hops);
+  }
+  static std::uint64_t by_hop_bytes(std::uint64_t flows, std::uint32_t hops) {
+    return flows * hops * sizeof(std::uint32_t);
+  }
+  /// Round robin across flows, each flow's lane found by a hash of (link, class, flow).
+  static PortQueues hashed() { return PortQueues(LaneKeys::kHashed, 0, 0); }
+
+  LaneKeys lane_keys() const { return keys_; }
 
   // Inline: the caller's cell then reaches its node from registers (see Network::enqueue).
   [[gnu::always_inline]] void push(Turn& turn, topo::LinkId link, int cls, const Cell& cell) {
-    const std::uint32_t flow = round_robin_ ? cell.flow : kAnyFlow;
-    const std::uint64_t key = make_key(link, cls, flow);
-    std::size_t at = home(key);
-    while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
-    if (table_[at].key == key) {  // the flow already waits here: behind its last cell
-      const std::uint32_t c = cells_.add({cell.tail, cell.flow, cell.bytes, cell.in_link, kNone});
-      Lane& lane = lanes_[table_[at].lane];
-      if (lane.rest_front == kNone) {
-        lane.rest_front = c;
+    if (keys_ == LaneKeys::kFifo) {
+      if (turn.empty()) {
+        open_lane(turn, cell);
       } else {
-        cells_[lane.rest_back].next = c;
+        append(lanes_[turn.front], cell);
       }
-      lane.rest_back = c;
       return;
     }
-    // A new lane holds its first cell itself: most lanes never hold another
-    // (docs/performance.md, thirteenth measurement), so most cells take no node.
-    const std::uint32_t l =
-        lanes_.add({cell.tail, cell.flow, cell.bytes, cell.in_link, kNone, kNone, kNone});
-    table_[at] = {key, l};
-    if (turn.empty()) {
-      turn.front = l;
-    } else {
-      lanes_[turn.back].next = l;
+    if (keys_ == LaneKeys::kByHop) {
+      std::uint32_t& lane = by_hop_[by_hop_slot(cell.flow, cell.hop)];
+      if (lane != kNone) {  // the flow already waits here: behind its last cell
+        append(lanes_[lane], cell);
+      } else {
+        lane = open_lane(turn, cell);
+      }
+      return;
     }
-    turn.back = l;
-    if (++live_lanes_ * 2 > table_.size()) rehash(table_.size() * 2);
+    const std::uint64_t key = make_key(link, cls, cell.flow);
+    std::size_t at = home(key);
+    while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
+    if (table_[at].key == key) {
+      append(lanes_[table_[at].lane], cell);
+      return;
+    }
+    table_[at] = {key, open_lane(turn, cell)};
+    if (live_lanes_ * 2 > table_.size()) rehash(table_.size() * 2);
   }
 
   /// The next cell to serve; the turn must not be empty.
   Cell front(const Turn& turn) const {
     const Lane& lane = lanes_[turn.front];
-    return {lane.cell_flow, lane.bytes, lane.in_link, lane.tail};
+    return {lane.cell_flow, lane.bytes, lane.in_link, lane.hop, lane.tail};
   }
 
   /// Removes the front cell; its lane goes to the back of the turn if it has more.
@@ -97,7 +123,11 @@ class PortQueues {
     const std::uint32_t l = turn.front;
     Lane& lane = lanes_[l];
     if (lane.rest_front == kNone) {
-      erase(make_key(link, cls, lane_key_flow(lane)));
+      if (keys_ == LaneKeys::kByHop) {
+        by_hop_[by_hop_slot(lane.cell_flow, lane.hop)] = kNone;
+      } else if (keys_ == LaneKeys::kHashed) {
+        erase(make_key(link, cls, lane.cell_flow));
+      }
       turn.front = lane.next;
       if (turn.front == kNone) turn.back = kNone;
       lanes_.release(l);
@@ -111,6 +141,7 @@ class PortQueues {
       lane.cell_flow = n.flow;
       lane.bytes = n.bytes;
       lane.in_link = n.in_link;
+      lane.hop = n.hop;
       lane.rest_front = n.next;
       if (n.next == kNone) {
         lane.rest_back = kNone;
@@ -128,32 +159,48 @@ class PortQueues {
     if (turn.front != kNone) core::prefetch(&lanes_[turn.front]);
   }
 
-  /// Fetches where push() will look for (link, class, flow).
-  void prefetch_slot(topo::LinkId link, int cls, std::uint32_t flow) const {
-    prefetch_probe(home(make_key(link, cls, round_robin_ ? flow : kAnyFlow)));
+  /// Fetches where push() will look for the lane of a cell of `flow`, `hop`
+  /// links into its path, at (link, class).
+  void prefetch_slot(topo::LinkId link, int cls, std::uint32_t flow, std::uint32_t hop) const {
+    if (keys_ == LaneKeys::kByHop) {
+      core::prefetch(&by_hop_[by_hop_slot(flow, hop)]);
+    } else if (keys_ == LaneKeys::kHashed) {
+      prefetch_probe(home(make_key(link, cls, flow)));
+    }
   }
   const void* front_address(const Turn& turn) const { return &lanes_[turn.front]; }
   /// Once prefetch_slot() has fetched it: fetches the lane push() will append
   /// to (when it sits in its home slot) and the node it will take, a cell's
   /// behind that lane's or else a new lane's.
-  void prefetch_push(topo::LinkId link, int cls, std::uint32_t flow) const {
-    const std::uint64_t key = make_key(link, cls, round_robin_ ? flow : kAnyFlow);
-    const Slot& slot = table_[home(key)];
-    if (slot.key == key) {
-      core::prefetch(&lanes_[slot.lane]);
+  void prefetch_push(const Turn& turn, topo::LinkId link, int cls, std::uint32_t flow,
+                     std::uint32_t hop) const {
+    std::uint32_t lane = kNone;
+    if (keys_ == LaneKeys::kFifo) {
+      lane = turn.front;
+    } else if (keys_ == LaneKeys::kByHop) {
+      lane = by_hop_[by_hop_slot(flow, hop)];
+    } else {
+      const std::uint64_t key = make_key(link, cls, flow);
+      const Slot& slot = table_[home(key)];
+      if (slot.key == key) lane = slot.lane;
+    }
+    if (lane != kNone) {
+      core::prefetch(&lanes_[lane]);
       if (cells_.next_free() != kNone) core::prefetch(&cells_[cells_.next_free()]);
     } else if (lanes_.next_free() != kNone) {
       core::prefetch(&lanes_[lanes_.next_free()]);
     }
   }
   /// Once front_address() is in cache: fetches what pop() will read next, the
-  /// lane's second cell or, when the lane holds one, the hash slot it erases.
+  /// lane's second cell or, when the lane holds one, where it is forgotten.
   void prefetch_front(const Turn& turn, topo::LinkId link, int cls) const {
     const Lane& lane = lanes_[turn.front];
     if (lane.rest_front != kNone) {
       core::prefetch(&cells_[lane.rest_front]);
-    } else {
-      prefetch_probe(home(make_key(link, cls, lane_key_flow(lane))));
+    } else if (keys_ == LaneKeys::kByHop) {
+      core::prefetch(&by_hop_[by_hop_slot(lane.cell_flow, lane.hop)]);
+    } else if (keys_ == LaneKeys::kHashed) {
+      prefetch_probe(home(make_key(link, cls, lane.cell_flow)));
     }
   }
   /// Once front_address() is in cache: the link the front cell came in by.
@@ -180,32 +227,73 @@ class PortQueues {
   std::size_t live_lanes() const { return live_lanes_; }
 
  private:
-  static constexpr std::uint32_t kAnyFlow = ~std::uint32_t{0};
   static constexpr std::uint64_t kEmptyKey = ~std::uint64_t{0};  // never a real key: link < 2^28
 
+  PortQueues(LaneKeys keys, std::size_t flows, std::uint32_t hops) : keys_(keys), hops_(hops) {
+    if (keys == LaneKeys::kHashed) rehash(1024);
+    if (keys == LaneKeys::kByHop) by_hop_.assign(flows * hops, kNone);
+  }
+
   /// A flow's cells at one port class: the first held here, the rest in a
-  /// list of cell nodes. 32 bytes, two to a cache line.
+  /// list of cell nodes. 32 bytes, two to a cache line. A cell's size (at
+  /// most 2^24) and hop (at most kMaxHops) share a word.
   struct Lane {
     Time tail;                 // the first cell's
     std::uint32_t cell_flow;   // the first cell's flow (in round robin, the lane's)
-    std::uint32_t bytes;       // the first cell's
+    std::uint32_t bytes : 25;  // the first cell's
+    std::uint32_t hop : 7;     // the first cell's
     topo::LinkId in_link;      // the first cell's
     std::uint32_t rest_front;  // the lane's other cells, first and last, or kNone
     std::uint32_t rest_back;
     std::uint32_t next;  // the next lane in the turn, or on the free list
   };
   static_assert(sizeof(Lane) == 32);
-  /// The flow a lane is keyed by in the hash.
-  std::uint32_t lane_key_flow(const Lane& lane) const {
-    return round_robin_ ? lane.cell_flow : kAnyFlow;
-  }
   struct CellNode {
     Time tail;
     std::uint32_t flow;
-    std::uint32_t bytes;
+    std::uint32_t bytes : 25;
+    std::uint32_t hop : 7;
     topo::LinkId in_link;
     std::uint32_t next;  // the next cell of the lane, or on the free list
   };
+
+  /// A new lane holding `cell`, at the back of `turn`. It holds its first
+  /// cell itself: most lanes never hold another (docs/performance.md,
+  /// thirteenth measurement), so most cells take no node.
+  [[gnu::always_inline]] std::uint32_t open_lane(Turn& turn, const Cell& cell) {
+    const std::uint32_t l =
+        lanes_.add({cell.tail, cell.flow, cell.bytes, cell.hop, cell.in_link, kNone, kNone, kNone});
+    if (turn.empty()) {
+      turn.front = l;
+    } else {
+      lanes_[turn.back].next = l;
+    }
+    turn.back = l;
+    ++live_lanes_;
+    return l;
+  }
+  /// `cell` behind the last cell of `lane`.
+  [[gnu::always_inline]] void append(Lane& lane, const Cell& cell) {
+    const std::uint32_t c =
+        cells_.add({cell.tail, cell.flow, cell.bytes, cell.hop, cell.in_link, kNone});
+    if (lane.rest_front == kNone) {
+      lane.rest_front = c;
+    } else {
+      cells_[lane.rest_back].next = c;
+    }
+    lane.rest_back = c;
+  }
+  std::size_t by_hop_slot(std::uint32_t flow, std::uint32_t hop) const {
+    if (hop >= hops_) [[unlikely]]
+      too_many_hops(flow, hop);
+    return std::size_t{flow} * hops_ + hop;
+  }
+  [[noreturn, gnu::noinline, gnu::cold]] void too_many_hops(std::uint32_t flow,
+                                                            std::uint32_t hop) const {
+    throw Error("internal: a cell of flow " + std::to_string(flow) + " waits " +
+                std::to_string(hop) + " links into its path, past the " + std::to_string(hops_) +
+                " its lanes were laid out for");
+  }
   struct Slot {
     std::uint64_t key = kEmptyKey;
     std::uint32_t lane = kNone;
@@ -256,8 +344,10 @@ class PortQueues {
     }
   }
 
-  bool round_robin_;
-  std::vector<Slot> table_;
+  LaneKeys keys_;
+  std::uint32_t hops_ = 0;
+  std::vector<std::uint32_t> by_hop_;  // LaneKeys::kByHop: lane ids by flow * hops_ + hop
+  std::vector<Slot> table_;            // LaneKeys::kHashed
   std::size_t mask_ = 0;
   int shift_ = 64;
   std::size_t live_lanes_ = 0;

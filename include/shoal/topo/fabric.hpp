@@ -131,6 +131,11 @@ class Fabric {
   GpuId relay_for(GpuId src, GpuId dst) const;
   /// Propagation latency of the up/down path between two GPUs (no queueing).
   Time path_latency(GpuId src, GpuId dst) const;
+  /// The most links an up/down route crosses, where no link has failed: up
+  /// to the top tier and down (two links a switch tier), plus two NVLink
+  /// links to a relay GPU on a multi-plane fabric (PXN); at least the two of
+  /// NVLink inside a server.
+  std::uint32_t longest_route() const;
 
  private:
   struct DownRange {  // leaves [first_leaf, end_leaf) below the down links [first, first+count)
