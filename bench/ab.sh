@@ -9,19 +9,37 @@
 # (docs/performance.md, tenth measurement). Run A against a copy of itself
 # first: the spread of its ratios is the smallest change this sitting can show.
 #
-# Usage: bench/ab.sh [-n PAIRS] BINARY_A BINARY_B CONFIG [shoal run options...]
+# With -s (serial), each pair runs A and B one after the other, each alone on
+# core 0 with the other core idle (A first in odd pairs, B first in even ones),
+# and the minimum of each side is printed too. On the AMD EPYC of the
+# sixteenth measurement, side by side, a binary against a copy of itself gave
+# pair ratios of 0.87-1.19 (the two runs share the L3 and memory with each
+# other and with the host's other guests); run alone, one after the other, a
+# change showed in every pair.
+#
+# Usage: bench/ab.sh [-n PAIRS] [-s] BINARY_A BINARY_B CONFIG [shoal run options...]
 #   e.g. cp build/shoal /tmp/shoal_a; (change, rebuild)
 #        bench/ab.sh -n 8 /tmp/shoal_a build/shoal bench/configs/a2a-1024.toml
 set -euo pipefail
 # shellcheck source=bench/lib.sh
 source "$(dirname "$0")/lib.sh"
 pairs=6
-if [ "${1:-}" = "-n" ]; then
-  pairs=$(count_option bench/ab.sh pairs "${2:-}") || exit 2
-  shift 2
-fi
+serial=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    -n)
+      pairs=$(count_option bench/ab.sh pairs "${2:-}") || exit 2
+      shift 2
+      ;;
+    -s)
+      serial=1
+      shift
+      ;;
+    *) break ;;
+  esac
+done
 if [ $# -lt 3 ]; then
-  echo "usage: bench/ab.sh [-n PAIRS] BINARY_A BINARY_B CONFIG [shoal run options...]" >&2
+  echo "usage: bench/ab.sh [-n PAIRS] [-s] BINARY_A BINARY_B CONFIG [shoal run options...]" >&2
   exit 2
 fi
 a=$1 b=$2 config=$3
@@ -49,16 +67,28 @@ echo "machine: $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p'), $(date -
 echo "A: $a"
 echo "B: $b"
 echo "config: $config $*"
-ratios=()
+echo "mode: $([ "$serial" = 1 ] && echo "serial, each alone on core 0" || echo "side by side")"
+ratios=() walls_a=() walls_b=()
 for ((i = 0; i < pairs; ++i)); do
-  core_a=$((i % 2)) core_b=$(((i + 1) % 2))
-  taskset -c "$core_a" "$a" run "$config" --quiet "$@" > "$out/a" 2>&1 &
-  pid_a=$!
-  taskset -c "$core_b" "$b" run "$config" --quiet "$@" > "$out/b" 2>&1 &
-  pid_b=$!
   status=0
-  wait "$pid_a" || status=$?
-  wait "$pid_b" || status=$?
+  if [ "$serial" = 1 ]; then
+    core_a=0 core_b=0
+    order=(a b)
+    [ $((i % 2)) = 1 ] && order=(b a)
+    for side in "${order[@]}"; do
+      binary=$a
+      [ "$side" = b ] && binary=$b
+      taskset -c 0 "$binary" run "$config" --quiet "$@" > "$out/$side" 2>&1 || status=$?
+    done
+  else
+    core_a=$((i % 2)) core_b=$(((i + 1) % 2))
+    taskset -c "$core_a" "$a" run "$config" --quiet "$@" > "$out/a" 2>&1 &
+    pid_a=$!
+    taskset -c "$core_b" "$b" run "$config" --quiet "$@" > "$out/b" 2>&1 &
+    pid_b=$!
+    wait "$pid_a" || status=$?
+    wait "$pid_b" || status=$?
+  fi
   wall_a=$(wall "$out/a") wall_b=$(wall "$out/b")
   if [ "$status" -ne 0 ] || [ -z "$wall_a" ] || [ -z "$wall_b" ]; then
     echo "bench/ab.sh: a run failed in pair $((i + 1)):" >&2
@@ -66,7 +96,12 @@ for ((i = 0; i < pairs; ++i)); do
     exit 1
   fi
   ratio=$(awk -v x="$wall_a" -v y="$wall_b" 'BEGIN {printf "%.3f", y / x}')
-  ratios+=("$ratio")
+  ratios+=("$ratio") walls_a+=("$wall_a") walls_b+=("$wall_b")
   echo "pair $((i + 1)): A $wall_a s (core $core_a), B $wall_b s (core $core_b), B/A $ratio"
 done
+if [ "$serial" = 1 ]; then
+  min_a=$(printf '%s\n' "${walls_a[@]}" | sort -g | head -1)
+  min_b=$(printf '%s\n' "${walls_b[@]}" | sort -g | head -1)
+  echo "fastest: A $min_a s, B $min_b s, B/A $(awk -v x="$min_a" -v y="$min_b" 'BEGIN {printf "%.3f", y / x}')"
+fi
 echo "median B/A over $pairs pairs: $(printf '%s\n' "${ratios[@]}" | median)"
