@@ -886,6 +886,10 @@ void Network::check_ports() const {
                  ": the queued-class bit disagrees with its " + std::to_string(in_class) +
                  " cells");
       }
+      if (!queues_.lanes_found_again(port.turns[static_cast<std::size_t>(c)], l, c)) {
+        violated("link " + std::to_string(l) + " class " + std::to_string(c) +
+                 ": a lane holds cells of another flow or hop, or its key finds another lane");
+      }
       if (port.credits[c] < 0 || port.credits[c] > options_.buffer_per_class) {
         violated("link " + std::to_string(l) + " class " + std::to_string(c) + " holds " +
                  std::to_string(port.credits[c]) + " bytes of credit, outside 0.." +

@@ -101,6 +101,9 @@ TEST(PortQueues, PortsAndClassesAreSeparate) {
   EXPECT_EQ(q.front(a).bytes, 0u);
   EXPECT_EQ(q.front(c).bytes, 2u);
   EXPECT_TRUE(b.empty());
+  EXPECT_TRUE(q.lanes_found_again(a, 10, 0));
+  EXPECT_FALSE(q.lanes_found_again(a, 11, 0));  // its key names another port's lane
+  EXPECT_FALSE(q.lanes_found_again(c, 10, 0));  // ... or another class's
 }
 
 // Many ports, flows and classes pushed and popped at random, against a plain
@@ -151,12 +154,17 @@ void expect_round_robin(PortQueues q, bool hop_per_port_class) {
       --in_model;
     }
     ASSERT_EQ(turns[k].empty(), m.turn.empty());
+    if (step % 1000 == 0) {
+      ASSERT_TRUE(q.lanes_found_again(turns[k], port, cls));
+    }
   }
   std::size_t counted = 0, lanes = 0;
   for (std::size_t k = 0; k < turns.size(); ++k) {
     counted += q.count(turns[k]);
     lanes += q.lanes(turns[k]);
     EXPECT_EQ(q.lanes(turns[k]), model[k].turn.size());
+    EXPECT_TRUE(
+        q.lanes_found_again(turns[k], static_cast<topo::LinkId>(k / 2), static_cast<int>(k % 2)));
   }
   EXPECT_EQ(counted, in_model);
   EXPECT_EQ(lanes, q.live_lanes());
@@ -185,6 +193,8 @@ TEST(PortQueues, ByHopKeepsEachHopOfAFlowApartAndRefusesALongerPath) {
   EXPECT_EQ(q.front(at_spine).bytes, 3u);
   EXPECT_EQ(q.front(at_leaf).bytes, 0u);
   EXPECT_THROW(q.push(at_leaf, 3, 0, cell(5, 4, 4)), Error);
+  EXPECT_TRUE(q.lanes_found_again(at_leaf, 3, 0));
+  EXPECT_TRUE(q.lanes_found_again(at_spine, 8, 0));
 }
 
 TEST(PortQueues, FifoModeMatchesAQueueUnderRandomPushesAndPops) {

@@ -226,6 +226,34 @@ class PortQueues {
   }
   std::size_t live_lanes() const { return live_lanes_; }
 
+  /// Whether push() would find each lane of a port class again (walks its
+  /// lanes: for checks, not hot paths): in round robin, every cell of a lane
+  /// is of its flow (and, by hop, of its hop), and the lane is the one its
+  /// key names; in FIFO, the turn holds one lane. (By hop, a flow's cell
+  /// pushed at a second port on one hop joins the first port's lane and
+  /// leaves the second port's turn empty: Network::check_ports sees that.)
+  bool lanes_found_again(const Turn& turn, topo::LinkId link, int cls) const {
+    if (keys_ == LaneKeys::kFifo) return turn.empty() || turn.front == turn.back;
+    for (std::uint32_t l = turn.front; l != kNone; l = lanes_[l].next) {
+      const Lane& lane = lanes_[l];
+      for (std::uint32_t c = lane.rest_front; c != kNone; c = cells_[c].next) {
+        if (cells_[c].flow != lane.cell_flow) return false;
+        if (keys_ == LaneKeys::kByHop && cells_[c].hop != lane.hop) return false;
+      }
+      if (keys_ == LaneKeys::kByHop) {
+        if (lane.hop >= hops_ || by_hop_[std::size_t{lane.cell_flow} * hops_ + lane.hop] != l) {
+          return false;
+        }
+        continue;
+      }
+      const std::uint64_t key = make_key(link, cls, lane.cell_flow);
+      std::size_t at = home(key);
+      while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
+      if (table_[at].key != key || table_[at].lane != l) return false;
+    }
+    return true;
+  }
+
  private:
   static constexpr std::uint64_t kEmptyKey = ~std::uint64_t{0};  // never a real key: link < 2^28
 
