@@ -14,9 +14,9 @@
 // forward is an option.
 //
 // Events (tag = kind | link << 4):
-//   cell head at a node via link L (payload: CellHead, net/cell_head.hpp); none
-//   at a GPU for a cell it receives over
-//   a link that delivers (LinkState::delivers), but for a flow's last cell
+//   cell head at a node via link L (payload: CellHead, net/cell_head.hpp);
+//   none at a GPU for a cell it receives over a link that delivers
+//   (LinkState::delivers), but for a flow's last cell
 //   port free at the sending node (the port finished a cell and cells wait)
 //   credit at the upstream node of L (payload class << 32 | bytes)
 //   flow received at its receiver (self, at the last byte's tail)
@@ -117,8 +117,8 @@ struct NetworkOptions {
   // either way; off only to test that.
   bool lanes_by_hop = true;
   // The full invariants (docs/reliability.md): after every window, every port's
-  // queue counters and credits recounted. On in Debug builds, `shoal run --check`
-  // in Release. The cheap ones (credit bounds, conservation, each flow and task
+  // queue counters and credits recounted, its lanes found again by their keys. On in Debug builds,
+  // `shoal run --check` in Release. The cheap ones (credit bounds, conservation, each flow and task
   // ending once, the end state) are always on.
   bool check = kFullChecksByDefault;
 };

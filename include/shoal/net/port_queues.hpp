@@ -23,8 +23,8 @@
 //   flow's cells that are h links into their path all wait at one port, so
 //   (flow, hop) names the lane: a table of lane ids by flow * hops + hop,
 //   read and written in place, 4 bytes a slot (docs/performance.md,
-//   sixteenth measurement: the hash's slots and its deletions were 3.6 L2
-//   misses per cell-hop in the 8,192-GPU all-to-all).
+//   sixteenth measurement: the hash's probes and deletions were 2.7 L2
+//   misses a cell-hop in the 8,192-GPU all-to-all).
 // - Hashed: any routing (spraying, failures): an open-addressing hash of
 //   (link, class, flow).
 #pragma once
@@ -79,8 +79,6 @@ class PortQueues {
   }
   /// Round robin across flows, each flow's lane found by a hash of (link, class, flow).
   static PortQueues hashed() { return PortQueues(LaneKeys::kHashed, 0, 0); }
-
-  LaneKeys lane_keys() const { return keys_; }
 
   // Inline: the caller's cell then reaches its node from registers (see Network::enqueue).
   [[gnu::always_inline]] void push(Turn& turn, topo::LinkId link, int cls, const Cell& cell) {
