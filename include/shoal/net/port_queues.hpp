@@ -100,8 +100,7 @@ class PortQueues {
       return;
     }
     const std::uint64_t key = make_key(link, cls, cell.flow);
-    std::size_t at = home(key);
-    while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
+    const std::size_t at = find_slot(key);
     if (table_[at].key == key) {
       append(lanes_[table_[at].lane], cell);
       return;
@@ -239,14 +238,11 @@ class PortQueues {
         if (keys_ == LaneKeys::kByHop && cells_[c].hop != lane.hop) return false;
       }
       if (keys_ == LaneKeys::kByHop) {
-        if (lane.hop >= hops_ || by_hop_[std::size_t{lane.cell_flow} * hops_ + lane.hop] != l) {
-          return false;
-        }
+        if (lane.hop >= hops_ || by_hop_[by_hop_slot(lane.cell_flow, lane.hop)] != l) return false;
         continue;
       }
       const std::uint64_t key = make_key(link, cls, lane.cell_flow);
-      std::size_t at = home(key);
-      while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
+      const std::size_t at = find_slot(key);
       if (table_[at].key != key || table_[at].lane != l) return false;
     }
     return true;
@@ -331,6 +327,12 @@ class PortQueues {
   }
   std::size_t home(std::uint64_t key) const {
     return static_cast<std::size_t>((key * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  /// The slot holding `key`, or the empty one where a probe for it stops.
+  std::size_t find_slot(std::uint64_t key) const {
+    std::size_t at = home(key);
+    while (table_[at].key != key && table_[at].key != kEmptyKey) at = (at + 1) & mask_;
+    return at;
   }
   /// A probe from `at` reads on until it meets an empty slot (erase() always
   /// does): fetch the slots after it too, often on the next line.
