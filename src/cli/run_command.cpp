@@ -45,10 +45,11 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
   const double hops_per_rank_second =
       s.wall_seconds > 0 ? static_cast<double>(r.cell_hops) / s.wall_seconds / s.ranks : 0;
   fmt::print(
-      "  ranks {} (partition {}), lookahead {}, events {}, wall {:.3f} s, {:.3f} M events/s, "
-      "{:.3f} M cell-hops/s per rank\n",
-      s.ranks, s.partition, format_time(s.lookahead), s.events, s.wall_seconds,
-      s.events_per_second() / 1e6, hops_per_rank_second / 1e6);
+      "  ranks {} (partition {}), lookahead {}, order {}, events {}, wall {:.3f} s, "
+      "{:.3f} M events/s, {:.3f} M cell-hops/s per rank\n",
+      s.ranks, s.partition, format_time(s.lookahead),
+      s.sub_window > 0 ? "by atom (" + format_time(s.sub_window) + " sub-windows)" : "by time",
+      s.events, s.wall_seconds, s.events_per_second() / 1e6, hops_per_rank_second / 1e6);
   fmt::print("  simulated time {}, bytes delivered {} of {}, cell-hops {}\n",
              format_time(s.simulated_time), r.bytes_delivered, dag.total_bytes(), r.cell_hops);
   if (s.ranks > 1) {

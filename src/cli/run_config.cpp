@@ -292,6 +292,16 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   constexpr std::string_view r = "run";
   setup.engine.seed = static_cast<std::uint64_t>(config.integer(r, "seed").value_or(1));
   setup.engine.end_time = config.time(r, "end").value_or(kTimeInfinity);
+  // The same run in either order (core::EventOrder); "auto" picks the one
+  // that is faster for the fabric and cell size (Network::event_order_for).
+  const std::string order = config.string(r, "event_order").value_or("auto");
+  if (order == "auto") {
+    setup.engine.order = net::Network::event_order_for(*setup.fabric, setup.network);
+  } else if (order == "atom" || order == "time") {
+    setup.engine.order = order == "atom" ? core::EventOrder::kAtom : core::EventOrder::kTime;
+  } else {
+    throw Error(prefix + "run.event_order must be \"auto\", \"atom\" or \"time\"");
+  }
   const std::string strategy = config.string(r, "partition").value_or("topology");
   config.reject_unknown();
   try {

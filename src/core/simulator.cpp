@@ -31,6 +31,21 @@ Simulator::Simulator(const Comm& comm, const Layout& layout, const Partition& pa
   }
   if (options.end_time <= 0) throw Error("end time must be positive");
   if (comm.size() > 65535) throw Error("at most 65535 ranks are supported");
+  if (options.order == EventOrder::kAtom) {
+    for (const AtomLink& link : layout.links()) {
+      if (link.from != link.to) atom_lookahead_ = std::min(atom_lookahead_, link.latency);
+    }
+    // No link between atoms, or one without latency: nothing to order by atom.
+    atom_order_ = atom_lookahead_ > 0 && atom_lookahead_ != kTimeInfinity;
+  }
+  if (atom_order_) {
+    atom_count_ = layout.atom_count();
+    atom_of_.resize(entity_count_);
+    for (AtomId a = 0; a < atom_count_; ++a) {
+      std::fill(atom_of_.begin() + layout.atom_begin(a), atom_of_.begin() + layout.atom_end(a), a);
+    }
+    atom_counts_.assign(atom_count_ + 1, 0);
+  }
   const std::vector<std::int32_t> ranks = partition.entity_ranks(layout);
   entity_rank_.assign(ranks.begin(), ranks.end());
   for (EntityId e = 0; e < entity_count_; ++e) {
@@ -78,12 +93,39 @@ Time Simulator::synchronize() {
   return global_next;
 }
 
+void Simulator::gather_by_atom() {
+  gathered_.clear();
+  while (!queue_.empty() && queue_.top().time < sub_end_) {
+    gathered_.push_back(queue_.top());
+    queue_.pop();
+  }
+  // Grouped stably, so each atom's events stay in key order: by counting
+  // where the sub-window holds events enough to pay for a pass over the
+  // atoms, else by a sort on (atom, key).
+  const std::size_t n = gathered_.size();
+  if (n * 4 >= atom_count_) {
+    for (const Event& e : gathered_) ++atom_counts_[atom_of_[e.target] + 1];
+    for (std::size_t a = 1; a <= atom_count_; ++a) atom_counts_[a] += atom_counts_[a - 1];
+    by_atom_.resize(n);
+    for (const Event& e : gathered_) by_atom_[atom_counts_[atom_of_[e.target]]++] = e;
+    std::fill(atom_counts_.begin(), atom_counts_.end(), 0);
+    return;
+  }
+  std::sort(gathered_.begin(), gathered_.end(), [this](const Event& a, const Event& b) {
+    const AtomId x = atom_of_[a.target];
+    const AtomId y = atom_of_[b.target];
+    return x != y ? x < y : before(a, b);
+  });
+  by_atom_.swap(gathered_);
+}
+
 RunSummary Simulator::summarize(double wall_seconds, double sync_seconds,
                                 double work_seconds) const {
   RunSummary s;
   s.ranks = comm_.size();
   s.partition = partition_name_;
   s.lookahead = lookahead_;
+  s.sub_window = atom_order_ ? atom_lookahead_ : 0;
   s.events = comm_.sum(events_);
   s.remote_events = comm_.sum(remote_sent_);
   s.windows = windows_;
@@ -125,6 +167,14 @@ void Simulator::reject_stream(std::uint32_t stream, std::uint64_t sequence) cons
 void Simulator::reject_act_as(EntityId e) const {
   throw Error("internal: set-up acting as entity " + std::to_string(e) +
               ", which this rank does not own");
+}
+
+void Simulator::reject_atom_lookahead(const Event& ev) const {
+  throw Error("internal: entity " + std::to_string(ev.source()) + " sent an event to entity " +
+              std::to_string(ev.target) + " of another atom at " + format_time(ev.time) +
+              ", inside the sub-window ending at " + format_time(sub_end_) +
+              " (its latency to it is below the atoms' lookahead of " +
+              format_time(atom_lookahead_) + ")");
 }
 
 void Simulator::reject_lookahead(const Event& ev) const {

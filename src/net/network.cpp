@@ -90,6 +90,23 @@ std::uint32_t Network::lane_hops(const topo::Fabric& fabric, const NetworkOption
   return hops;
 }
 
+core::EventOrder Network::event_order_for(const topo::Fabric& fabric,
+                                          const NetworkOptions& options) {
+  const core::Layout& layout = fabric.layout();
+  if (layout.links().size() < kAtomOrderLinks) return core::EventOrder::kTime;
+  Time lookahead = kTimeInfinity;
+  BitsPerSecond fastest = 0;
+  for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
+    const topo::Link& link = fabric.link(l);
+    if (layout.atom_of(link.from) == layout.atom_of(link.to)) continue;
+    lookahead = std::min(lookahead, link.latency);
+    fastest = std::max(fastest, link.rate);
+  }
+  if (lookahead == kTimeInfinity || lookahead <= 0) return core::EventOrder::kTime;
+  return transmit_time(2 * options.cell_size, fastest) <= lookahead ? core::EventOrder::kAtom
+                                                                    : core::EventOrder::kTime;
+}
+
 PortQueues Network::make_queues(const topo::Fabric& fabric, const work::Dag& dag,
                                 const NetworkOptions& options, const Perturbations& perturbations) {
   if (!options.switch_round_robin) return PortQueues::fifo();
@@ -636,7 +653,8 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
 }
 
 [[gnu::always_inline]] inline bool Network::credit_early(LinkId in_link, int cls, Bytes bytes,
-                                                         Time delay, core::Simulator& sim) {
+                                                         Time arrival, Time from,
+                                                         core::Simulator& sim) {
   const LinkState& state = links_[in_link];
   if (!options_.early_credits || !state.source_here) return false;
   // Until the credit arrives, the port's choices only compare a class's
@@ -647,26 +665,30 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   // to do: add it now. Credits only grow otherwise, and the event's time and
   // key leave no trace (the sender's later keys keep their order), so the
   // run is the same. A port with a failure ahead keeps its events: one of
-  // them may be what evacuates it.
-  const Time now = sim.now();
+  // them may be what evacuates it. "Meanwhile" starts at `from`, a time at or
+  // before the port's node's next event (in atom order that node may be
+  // behind the one handling this event: Simulator::floor).
   Port& port = ports_[in_link];
-  if (now > port.early_until) port.early_bytes = 0;  // all of it has arrived
-  const double need = static_cast<double>(delay) * state.credit_pace +
+  if (from > port.early_until) port.early_bytes = 0;  // all of it has arrived
+  const double need = static_cast<double>(arrival - from) * state.credit_pace +
                       2.0 * static_cast<double>(options_.cell_size) + 64.0;
-  if (port.fail_at != kTimeInfinity || now + delay >= sim.end_time() ||
+  if (port.fail_at != kTimeInfinity || arrival >= sim.end_time() ||
       static_cast<double>(port.credits[cls] - port.early_bytes) < need) {
     return false;
   }
   add_credit(in_link, cls, bytes);
   port.early_bytes += static_cast<std::int32_t>(bytes);
-  port.early_until = std::max(port.early_until, now + delay);
+  port.early_until = std::max(port.early_until, arrival);
   return true;
 }
 
 [[gnu::always_inline]] inline void Network::return_credit(LinkId in_link, int cls, Bytes bytes,
                                                           Time delay, core::Simulator& sim,
                                                           Numbers numbers) {
-  if (credit_early(in_link, cls, bytes, delay, sim)) return;
+  // The upstream node acts next no earlier than the engine's floor for it (now, in time order).
+  if (credit_early(in_link, cls, bytes, sim.now() + delay, sim.floor(links_[in_link].from), sim)) {
+    return;
+  }
   send_as(sim, numbers, kCreditSlot, links_[in_link].from, delay, tag(kCredit, in_link),
           (std::uint64_t(cls) << 32) | static_cast<std::uint64_t>(bytes));
 }
@@ -674,7 +696,8 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
 bool Network::take_arrival(const core::Event& ev, core::Simulator& sim) {
   if ((ev.tag & 15) != kCredit) return false;
   return credit_early(ev.tag >> 4, static_cast<int>(ev.payload >> 32),
-                      static_cast<Bytes>(ev.payload & 0xFFFFFFFF), ev.time - sim.now(), sim);
+                      static_cast<Bytes>(ev.payload & 0xFFFFFFFF), ev.time,
+                      sim.floor(links_[ev.tag >> 4].from), sim);
 }
 
 void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
@@ -721,7 +744,8 @@ bool Network::delivered(LinkId link, int cls, std::uint32_t flow, Bytes bytes, T
   }
   // The receiver would return the credit as the tail arrives; added early (or
   // else the cell goes as an event and the receiver returns it).
-  if (!credit_early(link, cls, bytes, tail + latency(link, slow) - sim.now(), sim)) return false;
+  // The port is this node's own: it acts next at or after now.
+  if (!credit_early(link, cls, bytes, tail + latency(link, slow), sim.now(), sim)) return false;
   ++cell_hops_;
   return true;
 }

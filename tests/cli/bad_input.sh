@@ -119,6 +119,9 @@ expect_error run-unknown-key "config $dir/typo-net.toml, line 6: unknown key 'ne
 run_config forwarding.toml '[network]\nforwarding = "wormhole"'
 expect_error run-bad-forwarding 'network.forwarding must be "cut-through" or "store-and-forward"' \
   run1 run "$dir/forwarding.toml"
+run_config order.toml '[run]\nevent_order = "sideways"'
+expect_error run-bad-event-order "config $dir/order.toml: run.event_order must be \"auto\", \"atom\" or \"time\"" \
+  run2 run "$dir/order.toml"
 run_config latency.toml 'link_latency = "0us"'
 expect_error run-zero-latency "topology.link_latency must be positive" run2 run "$dir/latency.toml"
 run_config buffer.toml '[network]\nbuffer_per_class = "1KiB"'

@@ -21,6 +21,7 @@ struct OneRankRun {
   net::RunResults results;  // times on rank 0 only (Network::results)
   std::int64_t events = 0;  // on all ranks
   std::int64_t remote_events = 0;
+  Time sub_window = 0;  // atom order's sub-windows (RunSummary); 0: by time
 };
 
 /// Runs `dag` on `fabric` on the ranks of `comm`, partitioned by `strategy`
@@ -32,17 +33,19 @@ inline OneRankRun run_on(const core::Comm& comm, std::string_view strategy,
                          const net::NetworkOptions& options,
                          const net::Perturbations& perturbations = {},
                          sched::FlowPriorities priorities = {}, bool check_end_state = false,
-                         Time end_time = kTimeInfinity) {
+                         Time end_time = kTimeInfinity,
+                         core::EventOrder order = core::EventOrder::kTime) {
   const core::Partition partition = topo::partition_fabric(fabric, comm.size(), strategy);
   core::EngineOptions engine;
   engine.progress = false;
   engine.end_time = end_time;
+  engine.order = order;
   core::Simulator sim(comm, fabric.layout(), partition, engine);
   net::Network network(fabric, dag, sim, options, perturbations, std::move(priorities));
   network.initialize();
   const core::RunSummary summary = sim.run(network);
   if (check_end_state) network.check_end_state();
-  return {network.results(comm), summary.events, summary.remote_events};
+  return {network.results(comm), summary.events, summary.remote_events, summary.sub_window};
 }
 
 /// run_on() on one rank.
@@ -50,9 +53,10 @@ inline OneRankRun run_one_rank(const topo::Fabric& fabric, const work::Dag& dag,
                                const net::NetworkOptions& options,
                                const net::Perturbations& perturbations = {},
                                sched::FlowPriorities priorities = {}, bool check_end_state = false,
-                               Time end_time = kTimeInfinity) {
+                               Time end_time = kTimeInfinity,
+                               core::EventOrder order = core::EventOrder::kTime) {
   return run_on(core::Comm::self(), "block", fabric, dag, options, perturbations,
-                std::move(priorities), check_end_state, end_time);
+                std::move(priorities), check_end_state, end_time, order);
 }
 
 /// Runs `dag` to `end_time` under `policy` (two switch classes), every port's
@@ -60,19 +64,20 @@ inline OneRankRun run_one_rank(const topo::Fabric& fabric, const work::Dag& dag,
 /// empty with all their credit back: what the equivalence tests run both ways.
 inline OneRankRun run_policy(const topo::Fabric& fabric, const work::Dag& dag,
                              net::NetworkOptions options, const net::Perturbations& perturbations,
-                             const std::string& policy, Time end_time = kTimeInfinity) {
+                             const std::string& policy, Time end_time = kTimeInfinity,
+                             core::EventOrder order = core::EventOrder::kTime) {
   sched::PolicyConfig config;
   sched::parse_policy_name(policy, config);
   config.classes = 2;
   options.check = true;
   return run_one_rank(fabric, dag, options, perturbations,
                       sched::flow_priorities(dag, fabric, config), end_time == kTimeInfinity,
-                      end_time);
+                      end_time, order);
 }
 
-/// The same run: every flow's and task's times, the GPUs' waits, the bytes
-/// and cell-hops; `b` with no more events than `a`.
-inline void expect_same_run(const OneRankRun& a, const OneRankRun& b) {
+/// The same results: every flow's and task's times, the GPUs' waits, the
+/// bytes and cell-hops.
+inline void expect_same_results(const OneRankRun& a, const OneRankRun& b) {
   EXPECT_EQ(b.results.flow_start, a.results.flow_start);
   EXPECT_EQ(b.results.flow_end, a.results.flow_end);
   EXPECT_EQ(b.results.task_start, a.results.task_start);
@@ -80,6 +85,12 @@ inline void expect_same_run(const OneRankRun& a, const OneRankRun& b) {
   EXPECT_EQ(b.results.gpu_comm_wait, a.results.gpu_comm_wait);
   EXPECT_EQ(b.results.bytes_delivered, a.results.bytes_delivered);
   EXPECT_EQ(b.results.cell_hops, a.results.cell_hops);
+  EXPECT_EQ(b.results.gpu_busy, a.results.gpu_busy);
+}
+
+/// The same run, `b` with no more events than `a`.
+inline void expect_same_run(const OneRankRun& a, const OneRankRun& b) {
+  expect_same_results(a, b);
   EXPECT_LE(b.events, a.events);
 }
 

@@ -15,10 +15,21 @@
 // const`, called 8 (stage 1), 4 (stage 2) and 2 (stage 3) events ahead, to
 // follow the pointers the stage before fetched); the loop is a template
 // over it, so dispatch inlines (no virtual call per event).
+//
+// Inside a window a rank may take its events in either of two orders, with the
+// same run (EventOrder): by key across the rank, or atom by atom. The second
+// is the first applied within one rank: an atom (a server, a switch) sends to
+// another only over a link, at least the atoms' lookahead ahead, so a
+// sub-window of that width can process each atom's events on its own, as if
+// every atom were a rank. A switch's ports and lanes then stay in cache while
+// it handles its sub-window's cells (docs/performance.md, seventeenth
+// measurement).
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <span>
 #include <string>
 #include <vector>
@@ -35,8 +46,21 @@
 
 namespace shoal::core {
 
+/// How a rank orders the events of one window (docs/architecture.md, the
+/// event order rule). Both give the same run for a model whose entities
+/// interact across atoms only by events (and, where it reads another atom's
+/// state, only as Simulator::floor() allows).
+enum class EventOrder : std::uint8_t {
+  kTime,  // by key (time, source, sequence) over all of the rank's entities
+  // Atom by atom within sub-windows as wide as the smallest latency of a link
+  // between atoms, each atom's events by key. Where the layout has no such
+  // link (one atom, or no latency between two), by key.
+  kAtom,
+};
+
 struct EngineOptions {
   std::uint64_t seed = 1;
+  EventOrder order = EventOrder::kTime;
   /// Events at or after this time are not processed; kTimeInfinity runs to exhaustion.
   Time end_time = kTimeInfinity;
   bool progress = true;
@@ -48,6 +72,7 @@ struct RunSummary {
   int ranks = 1;
   std::string partition;
   Time lookahead = kTimeInfinity;
+  Time sub_window = 0;      // atom order: the sub-windows' width; 0: time order
   Time simulated_time = 0;  // end time if reached, else the last event's time
   std::int64_t events = 0;
   std::int64_t remote_events = 0;  // events that crossed ranks
@@ -75,6 +100,19 @@ class Simulator {
   EntityId current() const { return current_; }
   /// The current entity's random stream.
   Rng& rng() { return cores_[current_].rng; }
+  /// The earliest time at which entity `e` (this rank's) may next handle an
+  /// event: a bound for a model that changes another entity's state ahead of
+  /// an event (Network::credit_early). In time order, now(). In atom order,
+  /// where atoms are processed by ascending id: an atom already processed is
+  /// at the sub-window's end, the current one at now(), one still to come at
+  /// the sub-window's start; between windows, where every atom has processed
+  /// its events, the end of the last.
+  Time floor(EntityId e) const {
+    if (!atom_order_) return now_;
+    if (sub_end_ == kNoSubWindow) return done_until_;
+    const AtomId a = atom_of_[e];
+    return a < current_atom_ ? sub_end_ : a == current_atom_ ? now_ : sub_start_;
+  }
 
   /// Schedules an event from the current entity to `target` at now() + delay.
   /// delay >= 0; to another rank's entity it must be at least the lookahead.
@@ -167,6 +205,10 @@ class Simulator {
       events_beyond_end_ = true;
       return;
     }
+    if (time < sub_end_) [[unlikely]] {  // atom order: for the current atom, in this sub-window
+      push_local(Event{time, tiebreak, target, tag, payload});
+      return;
+    }
     const int owner = single_rank_ ? 0 : entity_rank_[target];
     if (owner == rank_) {
       queue_.push(time, tiebreak, target, tag, payload);  // by field: see EventBuffer
@@ -180,6 +222,20 @@ class Simulator {
     }
   }
 
+  /// Atom order: an event for the current atom inside the sub-window.
+  void push_local(const Event& ev) {
+    if (atom_of_[ev.target] != current_atom_) [[unlikely]]
+      reject_atom_lookahead(ev);
+    local_.push_back(ev);
+    std::push_heap(local_.begin(), local_.end(), later);
+  }
+  static constexpr auto later = [](const Event& a, const Event& b) { return before(b, a); };
+  /// The window's events in atom order (run()).
+  template <class Model>
+  void run_atoms(Model& model, std::int64_t ranks);
+  /// Moves the queue's events before sub_end_ into by_atom_, grouped by atom,
+  /// each atom's in key order.
+  void gather_by_atom();
   /// Exchanges window slots and events (received into inbox_, for the model's
   /// take_arrival and then the queue); returns the earliest pending event anywhere.
   Time synchronize();
@@ -189,6 +245,7 @@ class Simulator {
   [[noreturn]] void reject_stream(std::uint32_t stream, std::uint64_t sequence) const;
   [[noreturn]] void reject_lookahead(const Event& ev) const;
   [[noreturn]] void reject_act_as(EntityId e) const;
+  [[noreturn]] void reject_atom_lookahead(const Event& ev) const;
 
   const Comm& comm_;
   const Layout& layout_;
@@ -207,6 +264,22 @@ class Simulator {
   Time end_time_;
 
   EventQueue queue_{/*pushed_in_order=*/true};  // the engine sends each source's in order
+  // Atom order (EventOrder::kAtom, where the layout allows it).
+  bool atom_order_ = false;
+  Time atom_lookahead_ = kTimeInfinity;  // the smallest latency of a link between atoms
+  std::vector<AtomId> atom_of_;          // by entity
+  std::size_t atom_count_ = 0;
+  // The sub-window being processed, [sub_start_, sub_end_); sub_end_ is the
+  // earliest time outside one, so that push() sends nothing to local_.
+  static constexpr Time kNoSubWindow = std::numeric_limits<Time>::min();
+  Time sub_start_ = 0;
+  Time sub_end_ = kNoSubWindow;
+  Time done_until_ = 0;  // every atom has processed its events before this
+  AtomId current_atom_ = 0;
+  std::vector<Event> local_;     // min-heap: what the current atom sent into the sub-window
+  std::vector<Event> gathered_;  // gather_by_atom's scratch
+  std::vector<Event> by_atom_;   // the sub-window's events from the queue, by atom
+  std::vector<std::uint32_t> atom_counts_;
   std::vector<std::vector<Event>> outboxes_;
   std::vector<Event> inbox_;
   std::vector<WindowSlot> slots_out_, slots_in_;
@@ -260,7 +333,10 @@ RunSummary Simulator::run(Model& model) {
     window_end_ = std::min(saturating_add(next, lookahead_), end_time_);
     ++windows_;
     const std::int64_t ranks = comm_.size();
-    while (!queue_.empty() && queue_.top().time < window_end_) {
+    if (atom_order_) {
+      run_atoms(model, ranks);
+    }
+    while (!atom_order_ && !queue_.empty() && queue_.top().time < window_end_) {
       // The entity state of an event a few places on is fetched while this one
       // runs. Taken once: prefetching pushes and pops nothing.
       const std::span<const Event> ahead = queue_.sorted_ahead();
@@ -308,6 +384,72 @@ RunSummary Simulator::run(Model& model) {
   }
   const double wall = std::chrono::duration<double>(Clock::now() - start).count();
   return summarize(wall, sync_seconds, work_seconds);
+}
+
+template <class Model>
+void Simulator::run_atoms(Model& model, std::int64_t ranks) {
+  while (!queue_.empty() && queue_.top().time < window_end_) {
+    sub_start_ = queue_.top().time;
+    sub_end_ = std::min(saturating_add(sub_start_, atom_lookahead_), window_end_);
+    gather_by_atom();
+    const std::size_t n = by_atom_.size();
+    const std::int64_t events_before = events_;
+    Time latest = sub_start_;
+    std::size_t k = 0;
+    while (k < n) {
+      current_atom_ = atom_of_[by_atom_[k].target];
+      // This atom's events: the queue's, by_atom_[k..), merged by key with
+      // those it sends itself into the sub-window (local_).
+      for (;;) {
+        const bool queued = k < n && atom_of_[by_atom_[k].target] == current_atom_;
+        const bool local = !local_.empty() && (!queued || before(local_.front(), by_atom_[k]));
+        Event ev;
+        if (local) {
+          ev = local_.front();
+          std::pop_heap(local_.begin(), local_.end(), later);
+          local_.pop_back();
+        } else if (queued) {
+          // As in time order: the state of the events a few places on is fetched now.
+          const std::span<const Event> ahead(by_atom_.data() + k, n - k);
+          if (ahead.size() > kPrefetchDistance) {
+            const Event& soon = ahead[kPrefetchDistance];
+            prefetch(&cores_[soon.target]);
+            if constexpr (requires { model.prefetch(soon); }) model.prefetch(soon);
+          }
+          if constexpr (requires { model.prefetch_stage(ahead[0], 1); }) {
+            if (ahead.size() > kPrefetchDistance * 2 / 3) {
+              model.prefetch_stage(ahead[kPrefetchDistance * 2 / 3], 1);
+            }
+            if (ahead.size() > kPrefetchDistance / 3) {
+              model.prefetch_stage(ahead[kPrefetchDistance / 3], 2);
+            }
+            if (ahead.size() > kPrefetchDistance / 6) {
+              model.prefetch_stage(ahead[kPrefetchDistance / 6], 3);
+            }
+          }
+          ev = by_atom_[k++];
+        } else {
+          break;
+        }
+        now_ = ev.time;
+        current_ = ev.target;
+        current_tiebreak_ = ev.tiebreak;
+        latest = std::max(latest, ev.time);
+        model.handle(ev, *this);
+        ++events_;
+      }
+    }
+    done_until_ = sub_end_;
+    sub_end_ = kNoSubWindow;
+    last_event_time_ = std::max(last_event_time_, latest);
+    if ((events_ >> 16) != (events_before >> 16)) [[unlikely]] {
+      // Every 65,536 events, between sub-windows (where every atom is at sub_end_).
+      progress_.update(sub_start_, global_events_ + (events_ - events_at_sync_) * ranks);
+      if constexpr (requires { model.every_batch(*this); }) model.every_batch(*this);
+      if (ranks == 1 && stop_requested()) return;
+    }
+  }
+  if (window_end_ != kTimeInfinity) done_until_ = window_end_;  // nothing before it is left
 }
 
 }  // namespace shoal::core

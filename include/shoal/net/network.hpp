@@ -182,6 +182,17 @@ class Network {
   static std::uint32_t lane_hops(const topo::Fabric& fabric, const NetworkOptions& options,
                                  const Perturbations& perturbations);
 
+  /// The order the engine should take a window's events in for this fabric
+  /// and cell size: atom by atom where the fabric is large (at least
+  /// kAtomOrderLinks links between atoms: its ports' state no longer fits in a
+  /// core's cache) and its fastest such link carries at least two cells
+  /// within the atoms' lookahead (so that a switch has several events to
+  /// handle in each sub-window); else by time. The run is the same either way;
+  /// docs/performance.md, seventeenth measurement, has the figures.
+  static core::EventOrder event_order_for(const topo::Fabric& fabric,
+                                          const NetworkOptions& options);
+  static constexpr std::size_t kAtomOrderLinks = 16384;
+
   /// Schedules what is ready at time 0 on this rank's GPUs.
   void initialize();
 
@@ -481,10 +492,12 @@ class Network {
   /// early) leaves no trace in the order of other events, so the run is the same.
   bool delivered(topo::LinkId link, int cls, std::uint32_t flow, Bytes bytes, Time tail, bool slow,
                  bool& last, core::Simulator& sim);
-  /// Adds a credit returning over `in_link` at once where its event could not
-  /// change what the port does (NetworkOptions::early_credits); false: it must
-  /// be an event.
-  bool credit_early(topo::LinkId in_link, int cls, Bytes bytes, Time delay, core::Simulator& sim);
+  /// Adds a credit arriving over `in_link` at `arrival` at once where its
+  /// event could not change what the port does from `from` on (a time at or
+  /// before the port's next event; NetworkOptions::early_credits); false: it
+  /// must be an event.
+  bool credit_early(topo::LinkId in_link, int cls, Bytes bytes, Time arrival, Time from,
+                    core::Simulator& sim);
   /// Adds a cell's bytes to its flow's count (conservation: never past the
   /// flow's bytes); true when that completes the flow.
   bool count_received(std::uint32_t flow, Bytes bytes, const work::Flow& f);
