@@ -206,7 +206,7 @@ class Simulator {
       return;
     }
     if (time < sub_end_) [[unlikely]] {  // atom order: for the current atom, in this sub-window
-      push_local(Event{time, tiebreak, target, tag, payload});
+      push_local(time, tiebreak, target, tag, payload);
       return;
     }
     const int owner = single_rank_ ? 0 : entity_rank_[target];
@@ -222,12 +222,29 @@ class Simulator {
     }
   }
 
-  /// Atom order: an event for the current atom inside the sub-window.
-  void push_local(const Event& ev) {
-    if (atom_of_[ev.target] != current_atom_) [[unlikely]]
-      reject_atom_lookahead(ev);
-    local_.push_back(ev);
-    std::push_heap(local_.begin(), local_.end(), later);
+  /// Atom order: an event for the current atom inside the sub-window, into
+  /// the heap local_. Sifted up by hand from the fields, which stay in
+  /// registers: an Event built in memory and read back whole stalls the
+  /// store buffer (event_buffer.hpp).
+  void push_local(Time time, std::uint64_t tiebreak, EntityId target, std::uint32_t tag,
+                  std::uint64_t payload) {
+    if (atom_of_[target] != current_atom_) [[unlikely]]
+      reject_atom_lookahead(Event{time, tiebreak, target, tag, payload});
+    std::size_t hole = local_.size();
+    local_.emplace_back();
+    while (hole > 0) {
+      const std::size_t parent = (hole - 1) / 2;
+      const Event& p = local_[parent];
+      if (p.time < time || (p.time == time && p.tiebreak < tiebreak)) break;
+      local_[hole] = p;
+      hole = parent;
+    }
+    Event& e = local_[hole];
+    e.time = time;
+    e.tiebreak = tiebreak;
+    e.target = target;
+    e.tag = tag;
+    e.payload = payload;
   }
   static constexpr auto later = [](const Event& a, const Event& b) { return before(b, a); };
   /// The window's events in atom order (run()).
