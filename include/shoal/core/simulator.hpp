@@ -247,6 +247,27 @@ class Simulator {
     e.payload = payload;
   }
   static constexpr auto later = [](const Event& a, const Event& b) { return before(b, a); };
+  /// The entity state of the events a few places on in `ahead` (the events
+  /// to come, the next first) is fetched while the first one runs; later
+  /// stages, closer, read what the stage before fetched to find (and fetch)
+  /// what that points to.
+  template <class Model>
+  [[gnu::always_inline]] void prefetch_ahead(const Model& model, std::span<const Event> ahead) {
+    if (ahead.size() > kPrefetchDistance) {
+      const Event& soon = ahead[kPrefetchDistance];
+      prefetch(&cores_[soon.target]);
+      if constexpr (requires { model.prefetch(soon); }) model.prefetch(soon);
+    }
+    if constexpr (requires { model.prefetch_stage(ahead[0], 1); }) {
+      if (ahead.size() > kPrefetchDistance * 2 / 3) {
+        model.prefetch_stage(ahead[kPrefetchDistance * 2 / 3], 1);
+      }
+      if (ahead.size() > kPrefetchDistance / 3)
+        model.prefetch_stage(ahead[kPrefetchDistance / 3], 2);
+      if (ahead.size() > kPrefetchDistance / 6)
+        model.prefetch_stage(ahead[kPrefetchDistance / 6], 3);
+    }
+  }
   /// The window's events in atom order (run()).
   template <class Model>
   void run_atoms(Model& model, std::int64_t ranks);
@@ -352,45 +373,27 @@ RunSummary Simulator::run(Model& model) {
     const std::int64_t ranks = comm_.size();
     if (atom_order_) {
       run_atoms(model, ranks);
-    }
-    while (!atom_order_ && !queue_.empty() && queue_.top().time < window_end_) {
-      // The entity state of an event a few places on is fetched while this one
-      // runs. Taken once: prefetching pushes and pops nothing.
-      const std::span<const Event> ahead = queue_.sorted_ahead();
-      if (ahead.size() > kPrefetchDistance) {
-        const Event& soon = ahead[kPrefetchDistance];
-        prefetch(&cores_[soon.target]);
-        if constexpr (requires { model.prefetch(soon); }) model.prefetch(soon);
-      }
-      // Later stages, closer: the model reads what the stage before fetched to
-      // find (and fetch) what that points to.
-      if constexpr (requires { model.prefetch_stage(ahead[0], 1); }) {
-        if (ahead.size() > kPrefetchDistance * 2 / 3) {
-          model.prefetch_stage(ahead[kPrefetchDistance * 2 / 3], 1);
-        }
-        if (ahead.size() > kPrefetchDistance / 3) {
-          model.prefetch_stage(ahead[kPrefetchDistance / 3], 2);
-        }
-        if (ahead.size() > kPrefetchDistance / 6) {
-          model.prefetch_stage(ahead[kPrefetchDistance / 6], 3);
-        }
-      }
-      const Event ev = queue_.top();
-      now_ = ev.time;
-      current_ = ev.target;
-      current_tiebreak_ = ev.tiebreak;
-      // Out before the handler runs: a zero-delay event it sends from a smaller
-      // entity id has a smaller key and must not be taken for this one.
-      queue_.pop();
-      model.handle(ev, *this);
-      if ((++events_ & 0xFFFF) == 0) [[unlikely]] {
-        progress_.update(now_, global_events_ + (events_ - events_at_sync_) * ranks);
-        // Local (not collective) work every 65,536 events, e.g. invariant checks.
-        if constexpr (requires { model.every_batch(*this); }) model.every_batch(*this);
-        // One rank has a single unbounded window: look for a stop request here too.
-        if (ranks == 1 && stop_requested()) {
-          last_event_time_ = now_;
-          break;
+    } else {
+      while (!queue_.empty() && queue_.top().time < window_end_) {
+        // Taken once: prefetching pushes and pops nothing.
+        prefetch_ahead(model, queue_.sorted_ahead());
+        const Event ev = queue_.top();
+        now_ = ev.time;
+        current_ = ev.target;
+        current_tiebreak_ = ev.tiebreak;
+        // Out before the handler runs: a zero-delay event it sends from a smaller
+        // entity id has a smaller key and must not be taken for this one.
+        queue_.pop();
+        model.handle(ev, *this);
+        if ((++events_ & 0xFFFF) == 0) [[unlikely]] {
+          progress_.update(now_, global_events_ + (events_ - events_at_sync_) * ranks);
+          // Local (not collective) work every 65,536 events, e.g. invariant checks.
+          if constexpr (requires { model.every_batch(*this); }) model.every_batch(*this);
+          // One rank has a single unbounded window: look for a stop request here too.
+          if (ranks == 1 && stop_requested()) {
+            last_event_time_ = now_;
+            break;
+          }
         }
       }
     }
@@ -426,24 +429,7 @@ void Simulator::run_atoms(Model& model, std::int64_t ranks) {
           std::pop_heap(local_.begin(), local_.end(), later);
           local_.pop_back();
         } else if (queued) {
-          // As in time order: the state of the events a few places on is fetched now.
-          const std::span<const Event> ahead(by_atom_.data() + k, n - k);
-          if (ahead.size() > kPrefetchDistance) {
-            const Event& soon = ahead[kPrefetchDistance];
-            prefetch(&cores_[soon.target]);
-            if constexpr (requires { model.prefetch(soon); }) model.prefetch(soon);
-          }
-          if constexpr (requires { model.prefetch_stage(ahead[0], 1); }) {
-            if (ahead.size() > kPrefetchDistance * 2 / 3) {
-              model.prefetch_stage(ahead[kPrefetchDistance * 2 / 3], 1);
-            }
-            if (ahead.size() > kPrefetchDistance / 3) {
-              model.prefetch_stage(ahead[kPrefetchDistance / 3], 2);
-            }
-            if (ahead.size() > kPrefetchDistance / 6) {
-              model.prefetch_stage(ahead[kPrefetchDistance / 6], 3);
-            }
-          }
+          prefetch_ahead(model, std::span<const Event>(by_atom_.data() + k, n - k));
           ev = by_atom_[k++];
         } else {
           break;
