@@ -18,10 +18,10 @@
 //
 // Inside a window a rank may take its events in either of two orders, with the
 // same run (EventOrder): by key across the rank, or atom by atom. The second
-// is the first applied within one rank: an atom (a server, a switch) sends to
-// another only over a link, at least the atoms' lookahead ahead, so a
-// sub-window of that width can process each atom's events on its own, as if
-// every atom were a rank. A switch's ports and lanes then stay in cache while
+// is the argument above for ranks, applied to atoms: an atom (a server, a
+// switch) sends to another only over a link, at least the atoms' lookahead
+// ahead, so a sub-window of that width can process each atom's events on its
+// own, as if every atom were a rank. A switch's ports and lanes then stay in cache while
 // it handles its sub-window's cells (docs/performance.md, seventeenth
 // measurement).
 #pragma once
