@@ -54,4 +54,32 @@ inline topo::Fabric contending_leaf_spine(std::uint32_t gpus_per_server) {
   return topo::build_fat_tree(spec);
 }
 
+/// 64 GPUs, one a server, on a 3-tier fat tree of radix 8: six links a route.
+inline topo::Fabric contending_three_tier() {
+  topo::FatTreeSpec spec;
+  spec.base.gpus = 64;
+  spec.base.gpus_per_server = 1;
+  spec.tiers = 3;
+  spec.radix = 8;
+  return topo::build_fat_tree(spec);
+}
+
+/// 64 GPUs on 8 planes of radix 16: cross-plane cells relayed over NVLink (PXN).
+inline topo::Fabric contending_multi_plane() {
+  topo::MultiPlaneSpec spec;
+  spec.base.gpus = 64;
+  spec.planes = 8;
+  spec.radix = 16;
+  return topo::build_multi_plane(spec);
+}
+
+/// 64 GPUs on a dual-plane rail-optimized fabric of radix 16: a NIC's two ports.
+inline topo::Fabric contending_dual_plane_rail() {
+  topo::RailSpec spec;
+  spec.base.gpus = 64;
+  spec.radix = 16;
+  spec.dual_plane = true;
+  return topo::build_rail_optimized(spec);
+}
+
 }  // namespace shoal::test

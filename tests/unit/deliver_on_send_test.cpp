@@ -111,20 +111,12 @@ TEST(DeliverOnSend, NvSwitchMultiPlaneAndDualPlaneFabrics) {
   }
   {
     SCOPED_TRACE("multi-plane: a relaying GPU's NVLink carries cells it does not receive");
-    topo::MultiPlaneSpec spec;
-    spec.base.gpus = 64;
-    spec.planes = 8;
-    spec.radix = 16;
-    EXPECT_GT(expect_same(topo::build_multi_plane(spec), dag, NetworkOptions{}, {}, "hermod"),
+    EXPECT_GT(expect_same(test::contending_multi_plane(), dag, NetworkOptions{}, {}, "hermod"),
               1'000);
   }
   {
     SCOPED_TRACE("dual-plane rail: a NIC's two ports keep their events, NVSwitch delivers");
-    topo::RailSpec spec;
-    spec.base.gpus = 64;
-    spec.radix = 16;
-    spec.dual_plane = true;
-    EXPECT_GT(expect_same(topo::build_rail_optimized(spec), dag, NetworkOptions{}), 0);
+    EXPECT_GT(expect_same(test::contending_dual_plane_rail(), dag, NetworkOptions{}), 0);
   }
 }
 

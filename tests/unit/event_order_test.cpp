@@ -29,14 +29,6 @@ topo::LinkId switch_uplink(const topo::Fabric& fabric) {
   return topo::kNoLink;
 }
 
-/// GPU g's link into the network (not its NVLink).
-topo::LinkId nic_link(const topo::Fabric& fabric, work::GpuId g) {
-  for (const topo::LinkId l : fabric.out_links(fabric.gpu_node(g))) {
-    if (fabric.node(fabric.link(l).to).kind == topo::NodeKind::kSwitch) return l;
-  }
-  return topo::kNoLink;
-}
-
 work::Dag contending(work::GpuId gpus, Time compute = 0) {
   return test::contending_dag(gpus, 30'000, 500'001, 3 * kMicrosecond + compute);
 }
@@ -73,12 +65,7 @@ TEST(EventOrder, ThreeTiersNvSwitchMultiPlaneAndDualPlaneFabrics) {
   const work::Dag dag = contending(64);
   {
     SCOPED_TRACE("three tiers");
-    topo::FatTreeSpec spec;
-    spec.base.gpus = 64;
-    spec.base.gpus_per_server = 1;
-    spec.tiers = 3;
-    spec.radix = 8;
-    expect_same(topo::build_fat_tree(spec), dag, {}, {}, "hermod");
+    expect_same(test::contending_three_tier(), dag, {}, {}, "hermod");
   }
   {
     SCOPED_TRACE("8 GPUs a server: NVLink inside an atom, shorter than the sub-window");
@@ -86,19 +73,11 @@ TEST(EventOrder, ThreeTiersNvSwitchMultiPlaneAndDualPlaneFabrics) {
   }
   {
     SCOPED_TRACE("multi-plane: cells relayed inside a server");
-    topo::MultiPlaneSpec spec;
-    spec.base.gpus = 64;
-    spec.planes = 8;
-    spec.radix = 16;
-    expect_same(topo::build_multi_plane(spec), dag, {}, {}, "hermod");
+    expect_same(test::contending_multi_plane(), dag, {}, {}, "hermod");
   }
   {
     SCOPED_TRACE("dual-plane rail: a NIC's two ports");
-    topo::RailSpec spec;
-    spec.base.gpus = 64;
-    spec.radix = 16;
-    spec.dual_plane = true;
-    expect_same(topo::build_rail_optimized(spec), dag);
+    expect_same(test::contending_dual_plane_rail(), dag);
   }
 }
 
@@ -128,7 +107,7 @@ TEST(EventOrder, PerturbationsComputeAndAnEndTime) {
     Perturbations p;
     p.links.push_back({uplink, 4 * kMicrosecond, 0, 0, true});
     p.links.push_back(
-        {nic_link(fabric, 40), 2 * kMicrosecond, 25'000'000'000, 700 * kNanosecond, false});
+        {fabric.nic_links(40).front(), 2 * kMicrosecond, 25'000'000'000, 700 * kNanosecond, false});
     p.gpus.push_back({5, 0, 3.0});
     expect_same(fabric, dag, {}, p, "hermod");
   }

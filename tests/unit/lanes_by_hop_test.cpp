@@ -50,12 +50,7 @@ TEST(LanesByHop, ThreeTiersNvSwitchMultiPlaneAndDualPlaneFabrics) {
   const work::Dag dag = contending(64);
   {
     SCOPED_TRACE("three tiers: six links a route");
-    topo::FatTreeSpec spec;
-    spec.base.gpus = 64;
-    spec.base.gpus_per_server = 1;
-    spec.tiers = 3;
-    spec.radix = 8;
-    const topo::Fabric fabric = topo::build_fat_tree(spec);
+    const topo::Fabric fabric = test::contending_three_tier();
     EXPECT_EQ(Network::lane_hops(fabric, {}, {}), 6u);
     expect_same(fabric, dag, {}, "hermod");
   }
@@ -65,21 +60,13 @@ TEST(LanesByHop, ThreeTiersNvSwitchMultiPlaneAndDualPlaneFabrics) {
   }
   {
     SCOPED_TRACE("multi-plane: relayed cells wait at the relaying GPU, two links on");
-    topo::MultiPlaneSpec spec;
-    spec.base.gpus = 64;
-    spec.planes = 8;
-    spec.radix = 16;
-    const topo::Fabric fabric = topo::build_multi_plane(spec);
+    const topo::Fabric fabric = test::contending_multi_plane();
     EXPECT_EQ(Network::lane_hops(fabric, {}, {}), 6u);
     expect_same(fabric, dag, {}, "hermod");
   }
   {
     SCOPED_TRACE("dual-plane rail: a NIC's two ports");
-    topo::RailSpec spec;
-    spec.base.gpus = 64;
-    spec.radix = 16;
-    spec.dual_plane = true;
-    expect_same(topo::build_rail_optimized(spec), dag);
+    expect_same(test::contending_dual_plane_rail(), dag);
   }
 }
 
