@@ -20,15 +20,6 @@
 namespace shoal::net {
 namespace {
 
-/// The first link from a switch up to another (routes can go around it).
-topo::LinkId switch_uplink(const topo::Fabric& fabric) {
-  for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
-    const topo::Link& link = fabric.link(l);
-    if (link.up && fabric.node(link.from).kind == topo::NodeKind::kSwitch) return l;
-  }
-  return topo::kNoLink;
-}
-
 work::Dag contending(work::GpuId gpus, Time compute = 0) {
   return test::contending_dag(gpus, 30'000, 500'001, 3 * kMicrosecond + compute);
 }
@@ -101,7 +92,9 @@ TEST(EventOrder, SprayingAdaptiveFifoAndTheStarvationGuard) {
 TEST(EventOrder, PerturbationsComputeAndAnEndTime) {
   const topo::Fabric fabric = test::contending_leaf_spine(8);
   const work::Dag dag = contending(64, 5 * kMicrosecond);
-  const topo::LinkId uplink = switch_uplink(fabric);
+  // GPU 3's leaf's last link, up to a spine (routes go around it once it fails).
+  const topo::LinkId uplink = fabric.out_links(fabric.link(fabric.nic_links(3).front()).to).back();
+  ASSERT_TRUE(fabric.link(uplink).up);
   {
     SCOPED_TRACE("a link that fails, one that slows and lengthens, a straggler");
     Perturbations p;
