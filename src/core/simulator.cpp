@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "shoal/core/error.hpp"
+#include "shoal/core/nearly_sorted.hpp"
 
 namespace shoal::core {
 
@@ -44,7 +45,9 @@ Simulator::Simulator(const Comm& comm, const Layout& layout, const Partition& pa
     for (AtomId a = 0; a < atom_count_; ++a) {
       std::fill(atom_of_.begin() + layout.atom_begin(a), atom_of_.begin() + layout.atom_end(a), a);
     }
-    atom_counts_.assign(atom_count_ + 1, 0);
+    atom_counts_.assign(atom_count_, 0);
+    atom_first_.assign(atom_count_, 0);
+    atom_unsorted_.assign(atom_count_, 0);
   }
   const std::vector<std::int32_t> ranks = partition.entity_ranks(layout);
   entity_rank_.assign(ranks.begin(), ranks.end());
@@ -64,7 +67,7 @@ void Simulator::schedule_initial(EntityId source, EntityId target, Time time, st
 }
 
 Time Simulator::synchronize() {
-  const Time local_next = queue_.empty() ? kTimeInfinity : queue_.top().time;
+  const Time local_next = queue_.empty() ? kTimeInfinity : queue_.next_time();
   const std::int64_t stop = stop_requested() ? 1 : 0;
   if (comm_.size() == 1) {
     global_events_ = events_;
@@ -95,19 +98,40 @@ Time Simulator::synchronize() {
 
 void Simulator::gather_by_atom() {
   gathered_.clear();
-  while (!queue_.empty() && queue_.top().time < sub_end_) {
-    gathered_.push_back(queue_.top());
-    queue_.pop();
-  }
-  // Grouped stably, so each atom's events stay in key order: by counting
-  // where the sub-window holds events enough to pay for a pass over the
-  // atoms, else by a sort on (atom, key).
+  queue_.take_before(sub_end_, gathered_);
+  // Grouped by atom, each atom's in key order. The queue hands its buckets
+  // over in time order but each in push order, and a bucket holds about 128
+  // events of all atoms, so an atom's events arrive nearly sorted: grouped by
+  // counting, in arrival order, then sorted only where one came before its
+  // predecessor. Where the
+  // sub-window holds too few events to pay for a pass over the atoms, a sort
+  // on (atom, key) instead.
   const std::size_t n = gathered_.size();
   if (n * 4 >= atom_count_) {
-    for (const Event& e : gathered_) ++atom_counts_[atom_of_[e.target] + 1];
-    for (std::size_t a = 1; a <= atom_count_; ++a) atom_counts_[a] += atom_counts_[a - 1];
+    for (const Event& e : gathered_) ++atom_counts_[atom_of_[e.target]];
+    std::uint32_t sum = 0;
+    for (std::size_t a = 0; a < atom_count_; ++a) {
+      const std::uint32_t count = atom_counts_[a];
+      atom_counts_[a] = sum;
+      atom_first_[a] = sum;
+      sum += count;
+    }
     by_atom_.resize(n);
-    for (const Event& e : gathered_) by_atom_[atom_counts_[atom_of_[e.target]]++] = e;
+    unsorted_atoms_.clear();
+    for (const Event& e : gathered_) {
+      const AtomId atom = atom_of_[e.target];
+      const std::uint32_t at = atom_counts_[atom]++;
+      if (at != atom_first_[atom] && key_before(e, by_atom_[at - 1]) && !atom_unsorted_[atom]) {
+        atom_unsorted_[atom] = 1;
+        unsorted_atoms_.push_back(atom);
+      }
+      by_atom_[at] = e;
+    }
+    for (const AtomId atom : unsorted_atoms_) {
+      atom_unsorted_[atom] = 0;
+      const std::uint32_t first = atom_first_[atom];
+      sort_nearly_sorted(std::span<Event>(by_atom_).subspan(first, atom_counts_[atom] - first));
+    }
     std::fill(atom_counts_.begin(), atom_counts_.end(), 0);
     return;
   }

@@ -43,7 +43,8 @@ class EventQueue {
   bool empty() const { return size_ == 0; }
   std::size_t size() const { return size_; }
 
-  /// The earliest pending event; the queue must not be empty.
+  /// The earliest pending event; the queue must not be empty. After
+  /// take_before, only next_time() and take_before may read the queue.
   const Event& top() const {
     if (late_.empty()) return near_[head_];
     if (near_done() || before(late_.front(), near_[head_])) return late_.front();
@@ -88,6 +89,87 @@ class EventQueue {
       ++head_;
     }
     if (near_done() && late_.empty() && size_ > 0) refill();
+  }
+
+  /// Moves every pending event before `t` to the end of `out`, each bucket's
+  /// events in the order they were pushed: buckets in time order, but a bucket
+  /// left unsorted (atom order groups them by atom and sorts each atom's few).
+  /// Nothing may be pushed for a time before `t` afterwards.
+  void take_before(Time t, std::vector<Event>& out) {
+    const std::size_t taken_from = out.size();
+    // The served bucket's events before t (sorted), then the late pushes
+    // (lying before the next bucket, in no order). If either keeps events at
+    // or after t, nothing in the buckets is before t.
+    const Event* first = near_.begin() + head_;
+    const Event* stop = first;
+    while (stop != near_.end() && stop->time < t) ++stop;
+    out.insert(out.end(), first, stop);
+    head_ = static_cast<std::size_t>(stop - near_.begin());
+    if (!late_.empty()) {
+      std::size_t kept = 0;
+      for (const Event& e : late_) {
+        if (e.time < t) {
+          out.push_back(e);
+        } else {
+          late_[kept++] = e;
+        }
+      }
+      late_.resize(kept);
+      std::make_heap(late_.begin(), late_.end(), after);
+    }
+    if (near_done() && late_.empty()) {
+      near_.shrink_to(0);
+      head_ = 0;
+      for (;;) {
+        if (cursor_ == buckets_.size()) {
+          if (overflow_.empty()) break;
+          spread_overflow();
+        }
+        if (bucket_start(cursor_) >= t) break;
+        EventBuffer& bucket = buckets_[cursor_];
+        const Time end = bucket_start(cursor_ + 1);
+        if (end <= t) {
+          out.insert(out.end(), bucket.begin(), bucket.end());
+          bucket.clear();
+          ++cursor_;
+          near_end_ = end;
+          continue;
+        }
+        // The bucket t falls in: the events before t out, the rest kept in
+        // push order (a later sort may rely on it).
+        std::size_t kept = 0;
+        for (const Event& e : bucket) {
+          if (e.time < t) {
+            out.push_back(e);
+          } else {
+            bucket[kept++] = e;
+          }
+        }
+        bucket.shrink_to(kept);
+        near_end_ = bucket_start(cursor_);
+        break;
+      }
+    }
+    // No bucket is sorted for top() here: the next bucket's end would become
+    // near_end_, and what the sub-window sends before it would go to the heap.
+    size_ -= out.size() - taken_from;
+  }
+
+  /// The earliest pending time; the queue must not be empty. Unlike top(), it
+  /// is valid after take_before, and sorts nothing.
+  Time next_time() {
+    if (!(near_done() && late_.empty())) return top().time;
+    for (;;) {
+      if (cursor_ == buckets_.size()) spread_overflow();
+      const EventBuffer& bucket = buckets_[cursor_];
+      if (!bucket.empty()) {
+        Time earliest = bucket[0].time;
+        for (const Event& e : bucket) earliest = std::min(earliest, e.time);
+        return earliest;
+      }
+      ++cursor_;
+      near_end_ = bucket_start(cursor_);
+    }
   }
 
   /// For tests and benchmarks: the current bucket width, and how often the

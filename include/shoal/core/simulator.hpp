@@ -317,7 +317,10 @@ class Simulator {
   std::vector<Event> local_;     // min-heap: what the current atom sent into the sub-window
   std::vector<Event> gathered_;  // gather_by_atom's scratch
   std::vector<Event> by_atom_;   // the sub-window's events from the queue, by atom
-  std::vector<std::uint32_t> atom_counts_;
+  std::vector<std::uint32_t> atom_counts_;   // gather_by_atom's: by atom, then where its next goes
+  std::vector<std::uint32_t> atom_first_;    // ... and where its events start
+  std::vector<std::uint8_t> atom_unsorted_;  // by atom: gather_by_atom must sort its events
+  std::vector<AtomId> unsorted_atoms_;
   std::vector<std::vector<Event>> outboxes_;
   std::vector<Event> inbox_;
   std::vector<WindowSlot> slots_out_, slots_in_;
@@ -408,8 +411,9 @@ RunSummary Simulator::run(Model& model) {
 
 template <class Model>
 void Simulator::run_atoms(Model& model, std::int64_t ranks) {
-  while (!queue_.empty() && queue_.top().time < window_end_) {
-    sub_start_ = queue_.top().time;
+  while (!queue_.empty()) {
+    sub_start_ = queue_.next_time();
+    if (sub_start_ >= window_end_) break;
     sub_end_ = std::min(saturating_add(sub_start_, atom_lookahead_), window_end_);
     gather_by_atom();
     const std::size_t n = by_atom_.size();
