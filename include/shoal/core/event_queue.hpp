@@ -106,15 +106,7 @@ class EventQueue {
     out.insert(out.end(), first, stop);
     head_ = static_cast<std::size_t>(stop - near_.begin());
     if (!late_.empty()) {
-      std::size_t kept = 0;
-      for (const Event& e : late_) {
-        if (e.time < t) {
-          out.push_back(e);
-        } else {
-          late_[kept++] = e;
-        }
-      }
-      late_.resize(kept);
+      late_.resize(split_before(t, late_, out));
       std::make_heap(late_.begin(), late_.end(), after);
     }
     if (near_done() && late_.empty()) {
@@ -135,17 +127,9 @@ class EventQueue {
           near_end_ = end;
           continue;
         }
-        // The bucket t falls in: the events before t out, the rest kept in
-        // push order (a later sort may rely on it).
-        std::size_t kept = 0;
-        for (const Event& e : bucket) {
-          if (e.time < t) {
-            out.push_back(e);
-          } else {
-            bucket[kept++] = e;
-          }
-        }
-        bucket.shrink_to(kept);
+        // The bucket t falls in: the rest stays in push order, which its
+        // sort may trust (pushed_in_order).
+        bucket.shrink_to(split_before(t, bucket, out));
         near_end_ = bucket_start(cursor_);
         break;
       }
@@ -193,6 +177,21 @@ class EventQueue {
   static constexpr Time kNoTime = std::numeric_limits<Time>::min();
 
   bool near_done() const { return head_ == near_.size(); }
+
+  /// Appends the events of `from` before t to `out` and keeps the others at
+  /// its front, in their order; returns how many it keeps.
+  template <class Events>
+  static std::size_t split_before(Time t, Events& from, std::vector<Event>& out) {
+    std::size_t kept = 0;
+    for (const Event& e : from) {
+      if (e.time < t) {
+        out.push_back(e);
+      } else {
+        from[kept++] = e;
+      }
+    }
+    return kept;
+  }
 
   /// A function object, not a function pointer, so std::sort and the heap inline it.
   struct After {
