@@ -103,9 +103,8 @@ void Simulator::gather_by_atom() {
   // over in time order but each in push order, and a bucket holds about 128
   // events of all atoms, so an atom's events arrive nearly sorted: grouped by
   // counting, in arrival order, then sorted only where one came before its
-  // predecessor. Where the
-  // sub-window holds too few events to pay for a pass over the atoms, a sort
-  // on (atom, key) instead.
+  // predecessor. Where the sub-window holds too few events to pay for a
+  // pass over the atoms, a sort on (atom, key) instead.
   const std::size_t n = gathered_.size();
   if (n * 4 >= atom_count_) {
     for (const Event& e : gathered_) ++atom_counts_[atom_of_[e.target]];
