@@ -56,4 +56,14 @@ constexpr bool before(const Event& a, const Event& b) {
   return a.time < b.time || (a.time == b.time && a.tiebreak < b.tiebreak);
 }
 
+/// before(a, b) as one 128-bit compare, for times that are not negative (a
+/// queued event's never is): where many events share a time (a bucket, an
+/// atom's sub-window), a branch on the times mispredicts half the time.
+inline bool key_before(const Event& a, const Event& b) {
+  const auto key = [](const Event& e) {
+    return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(e.time)) << 64) | e.tiebreak;
+  };
+  return key(a) < key(b);
+}
+
 }  // namespace shoal::core

@@ -193,20 +193,13 @@ class EventQueue {
     return kept;
   }
 
-  /// A function object, not a function pointer, so std::sort and the heap inline it.
+  /// Function objects, not function pointers, so std::sort and the heap inline them.
   struct After {
-    // One 128-bit compare instead of two branches: buckets hold many events at
-    // one time, where a branch on the times mispredicts half the time.
-    // Queued times are never negative, so they compare as unsigned.
-    static unsigned __int128 key(const Event& e) {
-      return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(e.time)) << 64) |
-             e.tiebreak;
-    }
-    bool operator()(const Event& a, const Event& b) const { return key(b) < key(a); }
+    bool operator()(const Event& a, const Event& b) const { return key_before(b, a); }
   };
   static constexpr After after{};
   struct Earlier {
-    bool operator()(const Event& a, const Event& b) const { return After::key(a) < After::key(b); }
+    bool operator()(const Event& a, const Event& b) const { return key_before(a, b); }
   };
   static constexpr Earlier earlier{};
 

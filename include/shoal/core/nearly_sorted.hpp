@@ -11,16 +11,6 @@
 
 namespace shoal::core {
 
-/// before(a, b) as one 128-bit compare, for times that are not negative (a
-/// queued event's never is): among events of equal times a branch on the
-/// times would mispredict.
-inline bool key_before(const Event& a, const Event& b) {
-  const auto key = [](const Event& e) {
-    return (static_cast<unsigned __int128>(static_cast<std::uint64_t>(e.time)) << 64) | e.tiebreak;
-  };
-  return key(a) < key(b);
-}
-
 /// Sorts by key: an insertion sort, linear in the events and their
 /// inversions; once they have moved more than 8 places per event, std::sort.
 inline void sort_nearly_sorted(std::span<Event> events) {
