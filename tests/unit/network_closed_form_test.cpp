@@ -157,6 +157,16 @@ TEST(ClosedForm, OneFlowOnTwoLinksStoreAndForward) {
 // credit for cell 0 is back too; cell 3 likewise at d_1 + 2L + T2 = 3L + 2T2
 // (GPU 0 sends it at 2L + 2T2, after cell 2 at 2L + T2 has left). The end is
 // d_3 + L + T2 = 4L + 3T2 = 5,966,080.
+//
+// With one cell of buffer both round trips above take 2L + T2, so neither
+// alone decides the pace. A link 1 us longer (2L) makes one of them bind:
+// - the link down to GPU 1: GPU 1's credit is back at the switch at
+//   d_k + 2L + T2 + 2L, GPU 0's next cell there at d_k + T2 + 2L, waiting:
+//   d_k = L + k(4L + T2), the end d_3 + 2L + T2 = 15L + 4T2 = 17,621,440;
+// - the link up from GPU 0: the switch's credit reaches GPU 0 at
+//   d_k + T2 + 2L and its next cell the switch at d_k + T2 + 4L, after GPU 1's
+//   credit (d_k + 2L + T2): d_k = 2L + k(4L + T2), the end d_3 + L + T2 =
+//   15L + 4T2 again.
 TEST(ClosedForm, CreditsStallTheSenderBehindASlowerLink) {
   const topo::Fabric fabric = single_switch(2);
   const Perturbations slow = half_rate_into(fabric, 1);
@@ -177,6 +187,22 @@ TEST(ClosedForm, CreditsStallTheSenderBehindASlowerLink) {
   EXPECT_EQ(half_stalled, 5'966'080);
   EXPECT_LT(unstalled, half_stalled);
   EXPECT_LT(half_stalled, stalled);
+  {
+    SCOPED_TRACE("the link down to GPU 1 1 us longer: GPU 1's credits set the pace");
+    Perturbations longer = slow;
+    longer.links.front().extra_latency = L;
+    const Time end = flow_ends(fabric, flow, one_cell, longer)[0];
+    EXPECT_EQ(end, 15 * L + 4 * T2);
+    EXPECT_EQ(end, 17'621'440);
+  }
+  {
+    SCOPED_TRACE("the link up from GPU 0 1 us longer: the switch's credits set the pace");
+    Perturbations longer = slow;
+    longer.links.push_back({fabric.nic_links(0).front(), 0, 0, L, false});
+    const Time end = flow_ends(fabric, flow, one_cell, longer)[0];
+    EXPECT_EQ(end, 15 * L + 4 * T2);
+    EXPECT_EQ(end, 17'621'440);
+  }
 }
 
 /// Flow i in class `cls[i]`, its NIC key the same.
