@@ -13,8 +13,10 @@
 // switches, a lower GPU before a higher one.
 #include <gtest/gtest.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "one_rank_run.hpp"
@@ -100,9 +102,10 @@ TEST(ClosedForm, TheCellTimesAreWhatTheDerivationsUse) {
 
 // One flow over two links (GPU 0 -> switch -> GPU 1), cut-through. Cell k
 // leaves the NIC at kT, its head reaches the switch at kT + L, and the switch
-// forwards it at once (its tail arrives at kT + L + T, as the same-rate out
-// link would finish it: never early), so the cells pipeline and the last
-// one's tail lands at (n-1)T + 2L + its own serialization.
+// forwards it at once (cut-through starts a cell as early as it cannot finish
+// before its tail is in: on a link of the same rate, as its head arrives), so
+// the cells pipeline and the last one's tail lands at (n - 1)T + 2L + its own
+// serialization.
 TEST(ClosedForm, OneFlowOnTwoLinksCutThrough) {
   const topo::Fabric fabric = single_switch(4);
   const std::vector<Time> ends = flow_ends(fabric, {
@@ -115,8 +118,8 @@ TEST(ClosedForm, OneFlowOnTwoLinksCutThrough) {
   EXPECT_EQ(ends[1], 3'063'040);
 }
 
-// The same on one link at a time: with store-and-forward the switch waits for
-// each cell's tail, one serialization more (the cells still pipeline).
+// The same store-and-forward: the switch starts each cell on once its tail is
+// in, one serialization later (the cells still pipeline).
 TEST(ClosedForm, OneFlowOnTwoLinksStoreAndForward) {
   const topo::Fabric fabric = single_switch(4);
   NetworkOptions saf;
@@ -220,9 +223,12 @@ sched::FlowPriorities classes(const std::vector<std::uint8_t>& cls) {
 //
 // Both from 0: the cells of both reach the switch at L + kT. GPU 0's head is
 // taken first at L, finds the port idle and goes; at every L + kT after, the
-// heads arrive before the port's own port-free event, so A's next cell is
-// always there when the port frees. A ends as if alone, 2L + 4T = 3,310,720;
-// B's cells follow back to back from L + 4T: 2L + 8T = 4,621,440.
+// heads (sent by GPUs) are taken before the port's own port-free event (sent
+// by the switch), so A's next cell is always there when the port frees. A
+// ends as if alone, 2L + 4T = 3,310,720; B's cells follow back to back from
+// L + 4T: 2L + 8T = 4,621,440. (Same-instant heads are not arbitrated by
+// class: with A from GPU 1 and B from GPU 0, B's first cell would take the
+// idle port at L and A would end a cell late.)
 //
 // B from 0, A from T/2: B's first cell starts on the idle port at L; A's
 // cells reach the switch at L + T/2 + kT and each waits for the port to free,
@@ -274,15 +280,14 @@ TEST(ClosedForm, StrictPriorityBetweenTwoClasses) {
 // reach the switch at L + kT, B's at L + 2T and L + 3T, and the port sends one
 // every 2T from L (A0, which finds it idle), so they queue.
 //
-// FIFO: in arrival order. By L + 3T the queue holds, behind A1 (sent at
-// L + 2T), A2, B0, A3, B1 (A's head first at each instant: GPU 0 sends it);
-// so A3 goes at L + 8T, B1 at L + 10T: A ends 2L + 10T = 5,276,800, B 2L + 12T
-// = 5,932,160.
+// FIFO: in arrival order. A1 goes at L + 2T; by L + 3T the queue holds A2,
+// B0, A3, B1 (A's head first at each instant: GPU 0 sends it), so A3 goes at
+// L + 8T, B1 at L + 10T: A ends 2L + 10T = 5,276,800, B 2L + 12T = 5,932,160.
 //
 // Round robin: B's lane joins the turn at L + 2T, behind A's; the port serves
-// A1 there (A's lane then goes to the back, having A2), B0 at L + 4T, A2,
-// B1 at L + 8T, A3 at L + 10T: B ends 2L + 10T, A 2L + 12T. Either way the
-// port is never idle, so the last cell ends at 2L + 12T.
+// A1 there (A's lane then goes to the back, having A2), B0 at L + 4T, A2 at
+// L + 6T, B1 at L + 8T, A3 at L + 10T: B ends 2L + 10T, A 2L + 12T. Either
+// way the port is never idle, so the last cell ends at 2L + 12T.
 TEST(ClosedForm, RoundRobinAgainstFifoAtASwitch) {
   const topo::Fabric fabric = single_switch(3);
   const Perturbations slow = half_rate_into(fabric, 2);
