@@ -5,17 +5,16 @@
 # pair's walls and ratio B/A, and the median ratio.
 #
 # Why: on a shared machine wall times drift 25-35% between minutes, so a 5%
-# change disappears between runs taken one after the other, even interleaved
-# (docs/performance.md, tenth measurement). Run A against a copy of itself
-# first: the spread of its ratios is the smallest change this sitting can show.
+# change disappears between runs taken one after the other, even interleaved.
+# Run A against a copy of itself first: the spread of its ratios is the
+# smallest change this sitting can show.
 #
 # With -s (serial), each pair runs A and B one after the other, each alone on
 # core 0 with the other core idle (A first in odd pairs, B first in even ones),
-# and the minimum of each side is printed too. On the AMD EPYC of the
-# sixteenth measurement, side by side, a binary against a copy of itself gave
-# pair ratios of 0.87-1.19 (the two runs share the L3 and memory with each
-# other and with the host's other guests); run alone, one after the other, a
-# change showed in every pair.
+# and the minimum of each side is printed too. Use it where two runs side by
+# side disturb each other (they share the L3 and memory with each other and
+# with the host's other guests): a binary against a copy of itself then pairs
+# far from 1.
 #
 # Usage: bench/ab.sh [-n PAIRS] [-s] BINARY_A BINARY_B CONFIG [shoal run options...]
 #   e.g. cp build/shoal /tmp/shoal_a; (change, rebuild)

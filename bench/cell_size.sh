@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# How results move with the cell size (issue 3): runs each config at 4 KiB,
+# How results move with the cell size: runs each config at 4 KiB,
 # 64 KiB, 256 KiB and 1 MiB cells (build/shoal run --set network.cell_size=...)
 # and prints, per config, a Markdown table of every coflow's CCT and its
 # relative difference to the 4 KiB run, with wall time (median of REPS

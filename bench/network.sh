@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Network benchmarks of issue 3: wall time, events and peak memory of each
+# The network benchmarks: wall time, events and peak memory of each
 # bench/configs/*.toml run on 1 rank and on 2 ranks. Build first (./run.sh).
 # Usage: bench/network.sh [-n RUNS] [CONFIG...]
-#   (default: 1 run each of the three issue-3 benchmarks below)
+#   (default: 1 run each of a2a-1024, permutation-8192 and ep-8192)
 # With -n, the 1-rank and 2-rank runs of a config alternate RUNS times and the
 # table gives the medians (wall time, rate, peak) and the ratio of the median
 # walls: on a shared machine the load drifts, and alternating spreads it

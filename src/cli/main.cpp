@@ -10,7 +10,7 @@
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/comm.hpp"
 #include "shoal/core/fatal_signal.hpp"
-#include "shoal/io/build_info.hpp"
+#include "shoal/output/build_info.hpp"
 
 namespace {
 
@@ -35,7 +35,7 @@ void add_version_command(CLI::App& app, Action& action) {
   version->callback([&action] {
     action = [](const core::Comm& world) {
       if (world.rank() != 0) return 0;
-      const io::BuildInfo info = io::build_info();
+      const output::BuildInfo info = output::build_info();
       std::printf("shoal %s (commit %s)\n", info.shoal_version.c_str(), info.git_commit.c_str());
       std::printf("HDF5 %s (%s)\n", info.hdf5_version.c_str(),
                   info.hdf5_parallel ? "parallel" : "serial");

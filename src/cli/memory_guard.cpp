@@ -11,7 +11,8 @@
 
 #include "shoal/core/error.hpp"
 #include "shoal/core/units.hpp"
-#include "shoal/net/network.hpp"
+#include "shoal/exec/model.hpp"
+#include "shoal/net/link_meters.hpp"
 
 namespace shoal::cli {
 namespace {
@@ -79,7 +80,7 @@ std::string gib(std::uint64_t bytes) { return format_bytes(static_cast<Bytes>(by
 std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record) {
   net::NetworkOptions options = setup.network;
   options.record = record;
-  return net::Network::estimate_bytes(*setup.fabric, setup.dag, options);
+  return exec::Model::estimate_bytes(*setup.fabric, setup.dag, options);
 }
 
 namespace {
@@ -95,8 +96,8 @@ std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int r
   for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
     if (owner[fabric.link(l).from] == rank) ++links_here;
   }
-  return net::Network::estimate_link_util_bytes(fabric, options, setup.perturbations, links_here,
-                                                setup.engine.end_time);
+  return net::LinkMeters::estimate_bin_bytes(fabric, options, setup.perturbations.links, links_here,
+                                             setup.engine.end_time);
 }
 
 }  // namespace

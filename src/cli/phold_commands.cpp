@@ -9,10 +9,10 @@
 #include "commands.hpp"
 #include "shoal/bench/phold.hpp"
 #include "shoal/cli/guard.hpp"
+#include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/simulator.hpp"
-#include "shoal/io/config_file.hpp"
 
 namespace shoal::cli {
 namespace {
@@ -58,7 +58,7 @@ Time time_option(std::string_view option, const std::string& text) {
 bench::PholdConfig to_config(PholdArgs& a) {
   bench::PholdConfig c;
   if (!a.config_file.empty()) {
-    io::ConfigFile file(a.config_file);
+    config::ConfigFile file(a.config_file);
     constexpr std::string_view t = "phold";
     auto narrow = [&](std::string_view key, std::int64_t v) {
       if (v < 0 || v > UINT32_MAX) {

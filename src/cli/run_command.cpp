@@ -12,23 +12,20 @@
 #include "commands.hpp"
 #include "memory_guard.hpp"
 #include "run_config.hpp"
-#include "run_measures.hpp"
-#include "run_output.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/simulator.hpp"
 #include "shoal/core/stop_signal.hpp"
-#include "shoal/io/config_file.hpp"
-#include "shoal/net/network.hpp"
+#include "shoal/exec/model.hpp"
+#include "shoal/exec/outcomes.hpp"
+#include "shoal/output/run_output.hpp"
 #include "shoal/sched/policy.hpp"
-#include "shoal/topo/fabric_config.hpp"
-#include "shoal/work/case_ii_panel.hpp"
-#include "shoal/work/job_file.hpp"
-#include "shoal/work/training_dag.hpp"
-#include "shoal/work/workload_loader.hpp"
 
 namespace shoal::cli {
 namespace {
+
+using exec::CoflowOutcome;
+using exec::RunResults;
 
 double percentile(std::vector<Time> values, double q) {
   if (values.empty()) return 0;
@@ -37,7 +34,7 @@ double percentile(std::vector<Time> values, double q) {
   return static_cast<double>(values[i]);
 }
 
-void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResults& r,
+void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& r,
             const std::string& output) {
   const work::Dag& dag = setup.dag;
   fmt::print("run: {} GPUs ({}), {} coflows, {} flows, {} tasks\n", setup.fabric->gpu_count(),
@@ -83,7 +80,7 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
   }
   for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
     const work::Coflow& coflow = dag.coflows()[c];
-    const CoflowOutcome o = coflow_outcome(dag, r, c);
+    const CoflowOutcome o = exec::coflow_outcome(dag, r, work::CoflowId{c});
     const Time start = o.start, end = o.end, cct = o.cct();
     const bool done = o.done, started = o.started();
     const Bytes bytes = o.bytes;
@@ -139,7 +136,7 @@ void report(const RunSetup& setup, const core::RunSummary& s, const net::RunResu
 
 /// Per training job: each iteration's time, and per GPU its compute, its
 /// exposed communication and the pipeline bubble of its schedule.
-void report_jobs(const RunSetup& setup, const net::RunResults& r) {
+void report_jobs(const RunSetup& setup, const RunResults& r) {
   const work::Dag& dag = setup.dag;
   for (const work::JobSpec& job : setup.jobs) {
     const work::ParallelSpec& p = job.parallel;
@@ -148,7 +145,7 @@ void report_jobs(const RunSetup& setup, const net::RunResults& r) {
         "tokens\n",
         job.id, job.model.name, p.gpus, p.first_gpu, p.tp, p.pp, p.ep, p.dp, p.micro_batches,
         p.micro_batch_tokens);
-    const IterationTimes times = iteration_times(dag, r, job);
+    const exec::IterationTimes times = exec::iteration_times(dag, r, job);
     const std::vector<Time>& start = times.start;
     const std::vector<Time>& end = times.end;
     // An iteration's time: from the previous one's end (its last parameter
@@ -178,31 +175,8 @@ void report_jobs(const RunSetup& setup, const net::RunResults& r) {
 
 struct PolicyOutcome {
   std::string name;
-  net::RunResults results;
+  RunResults results;
 };
-
-Time phase_end(const net::RunResults& r) {
-  Time end = 0;
-  for (const Time t : r.task_end) end = std::max(end, t);
-  for (const Time t : r.flow_end) end = std::max(end, t);
-  return end;
-}
-
-/// The milestone's time, or -1 if it was not reached.
-Time milestone_time(const work::Dag& dag, const net::RunResults& r, const std::string& at) {
-  if (at == "phase-end") return phase_end(r);
-  if (at == "last-byte") return *std::max_element(r.flow_end.begin(), r.flow_end.end());
-  const auto dot = at.rfind('.');
-  const bool start = at.substr(dot + 1) == "start";
-  const work::NodeRef node = *dag.find(at.substr(0, dot));
-  if (node.kind == work::NodeRef::Kind::kTask) {
-    return start ? (r.task_start[node.index] == kTimeInfinity ? -1 : r.task_start[node.index])
-                 : r.task_end[node.index];
-  }
-  const CoflowOutcome o = coflow_outcome(dag, r, node.index);
-  if (start) return o.started() ? o.start : -1;
-  return o.done ? o.end : -1;
-}
 
 std::string output_for(const std::string& output, const std::string& policy, bool several) {
   if (output.empty() || !several) return output;
@@ -228,7 +202,7 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
   fmt::print("  {:<14} {:>14} {:>14} {:>14} {:>14} {:>8}\n", "policy", "phase end", "iteration",
              "exposed mean", "exposed max", "vs fair");
   for (const PolicyOutcome& o : outcomes) {
-    const net::RunResults& r = o.results;
+    const RunResults& r = o.results;
     Time wait_sum = 0, wait_max = 0;
     std::size_t computing = 0;
     for (std::size_t g = 0; g < r.gpu_busy.size(); ++g) {
@@ -237,11 +211,12 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
       wait_sum += r.gpu_comm_wait[g];
       wait_max = std::max(wait_max, r.gpu_comm_wait[g]);
     }
-    const Time end = phase_end(r);
+    const Time end = exec::phase_end(r);
     const std::string ratio =
-        fair != nullptr ? fmt::format("{:.3f}", static_cast<double>(end) /
-                                                    static_cast<double>(phase_end(fair->results)))
-                        : "-";
+        fair != nullptr
+            ? fmt::format("{:.3f}", static_cast<double>(end) /
+                                        static_cast<double>(exec::phase_end(fair->results)))
+            : "-";
     fmt::print("  {:<14} {:>14} {:>14} {:>14} {:>14} {:>8}\n", o.name, format_time(end),
                format_time(end / iterations),
                computing > 0 ? format_time(wait_sum / static_cast<Time>(computing)) : "-",
@@ -251,7 +226,7 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
   for (const PolicyOutcome& o : outcomes) {
     std::map<work::CoflowType, std::vector<Time>> ccts;
     for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
-      const Time cct = coflow_outcome(dag, o.results, c).cct();
+      const Time cct = exec::coflow_outcome(dag, o.results, work::CoflowId{c}).cct();
       if (cct >= 0) ccts[dag.coflows()[c].labels.type].push_back(cct);
     }
     std::string line;
@@ -272,15 +247,15 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
     for (const PolicyOutcome& o : outcomes) fmt::print(" {:>14}", value(o));
     fmt::print("\n");
   };
-  for (const Milestone& m : setup.milestones) {
+  for (const exec::Milestone& m : setup.milestones) {
     row(m.label, [&](const PolicyOutcome& o) {
-      const Time t = milestone_time(dag, o.results, m.at);
+      const Time t = exec::milestone_time(dag, o.results, m.at);
       return t < 0 ? std::string("-") : format_time(t);
     });
   }
   if (fair != nullptr) {
     row("saved against fair share", [&](const PolicyOutcome& o) {
-      return format_time(phase_end(fair->results) - phase_end(o.results));
+      return format_time(exec::phase_end(fair->results) - exec::phase_end(o.results));
     });
   }
 }
@@ -312,37 +287,38 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
   std::vector<PolicyOutcome> outcomes;
   for (const sched::PolicyConfig& policy : setup.policies) {
     std::unique_ptr<core::Simulator> sim;
-    std::unique_ptr<net::Network> network;
-    std::unique_ptr<RunOutput> h5;
-    sched::FlowPriorities priorities;
+    std::unique_ptr<exec::Model> model;
+    std::unique_ptr<output::RunOutput> h5;
+    sched::CoflowPriorities priorities;
     const std::string name = sched::policy_name(policy);
     const bool built = setup_everywhere(world, [&] {
       check_memory(world.rank(), ranks_on_node, setup, hdf5, setup.memory_limit);
       if (hdf5) {
-        h5 = std::make_unique<RunOutput>(world, output_for(output, name, several), args.force,
-                                         setup.output_flows);
+        h5 = std::make_unique<output::RunOutput>(world, output_for(output, name, several),
+                                                 args.force, setup.output_flows);
       }
       sim = std::make_unique<core::Simulator>(world, setup.fabric->layout(), *setup.partition,
                                               setup.engine);
-      priorities = sched::flow_priorities(setup.dag, *setup.fabric, policy);
+      priorities = sched::coflow_priorities(setup.dag, *setup.fabric, policy);
       net::NetworkOptions options = setup.network;
       options.record = hdf5;
       options.check = options.check || args.check;
-      network = std::make_unique<net::Network>(*setup.fabric, setup.dag, *sim, options,
-                                               setup.perturbations, priorities);
-      if (h5) h5->attach(*network);
-      network->initialize();
+      model = std::make_unique<exec::Model>(
+          *setup.fabric, setup.dag, *sim, options, setup.perturbations,
+          net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls));
+      if (h5) h5->attach(*model);
+      model->initialize();
     });
     if (!built) return 1;
     const int status = run_or_abort(world, [&] {
-      const core::RunSummary summary = sim->run(*network);
-      net::RunResults results = network->results(world);
+      const core::RunSummary summary = sim->run(*model);
+      RunResults results = model->results(world);
       const bool delivered =
           results.bytes_delivered == setup.dag.total_bytes();  // same on every rank
       // Every byte arrived: each rank's ports must be empty with all credit back.
-      if (delivered && !summary.stopped) network->check_end_state();
+      if (delivered && !summary.stopped) model->check_end_state();
       if (h5) {
-        h5->finish(setup, *network, results, summary, name, priorities,
+        h5->finish(setup, *model, results, summary, name, priorities,
                    delivered && !summary.stopped);
       }
       if (summary.stopped) {
@@ -370,23 +346,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
             setup.network.link_util_memory);
       }
       if (!setup.jobs.empty()) report_jobs(setup, results);
-      const bool complete = std::all_of(results.flow_end.begin(), results.flow_end.end(),
-                                        [](Time t) { return t >= 0; });
-      if (setup.engine.end_time == kTimeInfinity && !complete) {
-        throw Error("the run ended with flows unfinished and no end time: a deadlock");
-      }
-      // Every DAG node ends exactly once: flows and tasks end at most once (checked
-      // as they end), and without an end time every task must have ended.
-      const auto task = std::find_if(results.task_end.begin(), results.task_end.end(),
-                                     [](Time t) { return t < 0; });
-      if (setup.engine.end_time == kTimeInfinity && task != results.task_end.end()) {
-        throw Error("invariant violated: task " + std::to_string(task - results.task_end.begin()) +
-                    " never ran, yet every flow finished and no end time was set");
-      }
-      if (complete && !delivered) {
-        throw Error("conservation: delivered " + std::to_string(results.bytes_delivered) +
-                    " bytes of " + std::to_string(setup.dag.total_bytes()));
-      }
+      exec::Model::check_outcome(setup.dag, results, setup.engine.end_time);
       outcomes.push_back({name, std::move(results)});
       return 0;
     });

@@ -12,10 +12,10 @@
 #include "commands.hpp"
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
+#include "shoal/config/config_file.hpp"
+#include "shoal/config/sweep_file.hpp"
 #include "shoal/core/error.hpp"
-#include "shoal/io/config_file.hpp"
-#include "shoal/io/hdf5_status.hpp"
-#include "shoal/io/sweep_file.hpp"
+#include "shoal/output/hdf5_status.hpp"
 #include "shoal/topo/fabric_config.hpp"
 
 namespace shoal::cli {
@@ -33,18 +33,18 @@ struct SweepArgs {
 };
 
 struct PointInfo {
-  io::SweepPoint point;
+  config::SweepPoint point;
   std::string file;
   std::uint64_t gpus = 0;
   int ranks = 1;
 };
 
-PointInfo describe(const io::Sweep& sweep, std::size_t index, const std::string& results) {
+PointInfo describe(const config::Sweep& sweep, std::size_t index, const std::string& results) {
   PointInfo info;
   info.point = sweep.point(index);
   info.file = (std::filesystem::path(results) / (info.point.name + ".h5")).string();
   // The fabric alone (cheap) gives the GPU count that sizes the point's ranks.
-  io::ConfigFile config(sweep.base, info.point.overrides);
+  config::ConfigFile config(sweep.base, info.point.overrides);
   info.gpus = topo::build_fabric(config).gpu_count();
   if (sweep.ranks) {
     info.ranks = *sweep.ranks;
@@ -56,7 +56,7 @@ PointInfo describe(const io::Sweep& sweep, std::size_t index, const std::string&
   return info;
 }
 
-std::size_t find_point(const io::Sweep& sweep, const std::string& text) {
+std::size_t find_point(const config::Sweep& sweep, const std::string& text) {
   const bool digits = !text.empty() && std::all_of(text.begin(), text.end(),
                                                    [](char c) { return c >= '0' && c <= '9'; });
   if (digits && text.size() <= 9) return sweep.point(std::stoul(text)).index;
@@ -67,19 +67,19 @@ std::size_t find_point(const io::Sweep& sweep, const std::string& text) {
 }
 
 /// The status as rank 0 sees the shared file system, the same on every rank.
-io::RunFileStatus shared_status(const core::Comm& world, const std::string& file) {
+output::RunFileStatus shared_status(const core::Comm& world, const std::string& file) {
   std::uint64_t mine = 0;
-  if (world.rank() == 0) mine = static_cast<std::uint64_t>(io::run_file_status(file));
+  if (world.rank() == 0) mine = static_cast<std::uint64_t>(output::run_file_status(file));
   std::uint64_t status = 0;
   world.sum_all(std::span(&mine, 1), std::span(&status, 1));
-  return static_cast<io::RunFileStatus>(status);
+  return static_cast<output::RunFileStatus>(status);
 }
 
 /// Runs one point unless its file is complete; returns the exit code.
-int run_point(const core::Comm& world, const io::Sweep& sweep, const PointInfo& info,
+int run_point(const core::Comm& world, const config::Sweep& sweep, const PointInfo& info,
               const SweepArgs& args, const GlobalOptions& global) {
-  const io::RunFileStatus status = shared_status(world, info.file);
-  if (status == io::RunFileStatus::kComplete) {
+  const output::RunFileStatus status = shared_status(world, info.file);
+  if (status == output::RunFileStatus::kComplete) {
     if (world.rank() == 0) {
       fmt::print("point {} ({}): already done, skipped ({})\n", info.point.index, info.point.name,
                  info.file);
@@ -87,9 +87,10 @@ int run_point(const core::Comm& world, const io::Sweep& sweep, const PointInfo& 
     return 0;
   }
   if (world.rank() == 0) {
-    fmt::print("point {} of {} ({}): {} GPUs on {} rank{}{}\n", info.point.index, sweep.size(),
-               info.point.name, info.gpus, world.size(), world.size() == 1 ? "" : "s",
-               status == io::RunFileStatus::kIncomplete ? "; rerunning an incomplete file" : "");
+    fmt::print(
+        "point {} of {} ({}): {} GPUs on {} rank{}{}\n", info.point.index, sweep.size(),
+        info.point.name, info.gpus, world.size(), world.size() == 1 ? "" : "s",
+        status == output::RunFileStatus::kIncomplete ? "; rerunning an incomplete file" : "");
     std::fflush(stdout);
   }
   const bool made = setup_everywhere(world, [&] {
@@ -102,7 +103,7 @@ int run_point(const core::Comm& world, const io::Sweep& sweep, const PointInfo& 
   run.config = sweep.base;
   run.overrides = info.point.overrides;
   run.output = info.file;
-  run.force = status == io::RunFileStatus::kIncomplete;
+  run.force = status == output::RunFileStatus::kIncomplete;
   run.progress_interval = args.progress_interval;
   run.sweep_point = sweep.path + ":" + info.point.name;
   return run_simulation(world, run, global);
@@ -110,7 +111,7 @@ int run_point(const core::Comm& world, const io::Sweep& sweep, const PointInfo& 
 
 /// Reads the whole config (fabric, workload, policy) of the first point and of
 /// one point per value of every axis, so a typo fails here, not in a queue.
-int check(const core::Comm& world, const io::Sweep& sweep) {
+int check(const core::Comm& world, const config::Sweep& sweep) {
   std::vector<std::size_t> indices{0};
   std::size_t stride = 1;
   for (std::size_t a = sweep.axes.size(); a-- > 0;) {
@@ -119,7 +120,7 @@ int check(const core::Comm& world, const io::Sweep& sweep) {
   }
   std::sort(indices.begin(), indices.end());
   for (const std::size_t i : indices) {
-    const io::SweepPoint point = sweep.point(i);
+    const config::SweepPoint point = sweep.point(i);
     RunSetup setup;
     const bool ok = setup_everywhere(world, [&] {
       try {
@@ -142,8 +143,8 @@ int check(const core::Comm& world, const io::Sweep& sweep) {
 }
 
 int sweep_main(const core::Comm& world, const SweepArgs& args, const GlobalOptions& global) {
-  io::Sweep sweep;
-  if (!setup_everywhere(world, [&] { sweep = io::read_sweep_file(args.file); })) return 1;
+  config::Sweep sweep;
+  if (!setup_everywhere(world, [&] { sweep = config::read_sweep_file(args.file); })) return 1;
   const std::string results = args.results.empty() ? sweep.results_folder() : args.results;
   if (args.count) {
     if (world.rank() == 0) fmt::print("{}\n", sweep.size());
@@ -164,7 +165,7 @@ int sweep_main(const core::Comm& world, const SweepArgs& args, const GlobalOptio
     fmt::print("# index name gpus ranks status file\n");
     for (const PointInfo& info : infos) {
       fmt::print("{} {} {} {} {} {}\n", info.point.index, info.point.name, info.gpus, info.ranks,
-                 io::to_string(io::run_file_status(info.file)), info.file);
+                 output::to_string(output::run_file_status(info.file)), info.file);
     }
     return 0;
   }

@@ -9,8 +9,8 @@
 #include "commands.hpp"
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
+#include "shoal/config/config_file.hpp"
 #include "shoal/core/partition.hpp"
-#include "shoal/io/config_file.hpp"
 #include "shoal/topo/fabric_config.hpp"
 
 namespace shoal::cli {
@@ -35,7 +35,7 @@ constexpr const char* kStrategyHelp =
 int show_topology(const core::Comm& world, const TopoArgs& args) {
   if (world.rank() != 0) return 0;
   return run_or_abort(world, [&] {
-    io::ConfigFile config(args.config, args.overrides);
+    config::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
     const topo::FabricSummary s = topo::summarize(fabric);
     // First, so that a bad partition is an error before any of the report.
@@ -75,7 +75,7 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
 int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
   if (world.rank() != 0) return 0;  // one writer, whatever the launch
   return run_or_abort(world, [&] {
-    io::ConfigFile config(args.config, args.overrides);
+    config::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
     const core::Partition partition =
         fabric_partition(fabric, args.ranks, args.strategy, kFromWorkingDirectory);

@@ -173,26 +173,22 @@ std::vector<std::uint32_t> coflow_keys(const work::Dag& dag, const topo::Fabric&
   return ranks;
 }
 
-FlowPriorities flow_priorities(const work::Dag& dag, const topo::Fabric& fabric,
-                               const PolicyConfig& config) {
+CoflowPriorities coflow_priorities(const work::Dag& dag, const topo::Fabric& fabric,
+                                   const PolicyConfig& config) {
   if (config.classes != 1 && config.classes != 2 && config.classes != 4 && config.classes != 8) {
     throw Error("policy.classes must be 1, 2, 4 or 8, not " + std::to_string(config.classes));
   }
   const std::vector<std::uint32_t> ranks = coflow_keys(dag, fabric, config);
   std::uint32_t keys = 1;
   for (const std::uint32_t r : ranks) keys = std::max(keys, r + 1);
-  FlowPriorities p;
-  p.key.assign(dag.flows().size(), 0);
-  p.cls.assign(dag.flows().size(), 0);
+  CoflowPriorities p;
+  p.key.resize(ranks.size());
+  p.cls.resize(ranks.size());
   const auto classes = static_cast<std::uint64_t>(config.classes);
   for (std::size_t c = 0; c < ranks.size(); ++c) {
     const auto folded = static_cast<std::uint8_t>(std::uint64_t{ranks[c]} * classes / keys);
-    const work::Coflow& coflow = dag.coflows()[c];
-    for (std::uint32_t i = 0; i < coflow.flow_count; ++i) {
-      const std::uint32_t f = coflow.first_flow + i;
-      p.key[f] = config.enforce == Enforcement::kSwitch ? folded : ranks[c];
-      p.cls[f] = config.enforce == Enforcement::kNic ? 0 : folded;
-    }
+    p.key[c] = config.enforce == Enforcement::kSwitch ? folded : ranks[c];
+    p.cls[c] = config.enforce == Enforcement::kNic ? 0 : folded;
   }
   p.keys = config.enforce == Enforcement::kSwitch ? static_cast<std::uint32_t>(classes) : keys;
   return p;

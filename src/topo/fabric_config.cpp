@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <map>
 
 #include "shoal/core/error.hpp"
@@ -23,7 +24,7 @@ std::uint32_t parse_oversubscription(std::string_view text) {
   return ratio;
 }
 
-Fabric build_fabric(io::ConfigFile& config) {
+Fabric build_fabric(config::ConfigFile& config) {
   constexpr std::string_view t = "topology";
   const std::string where = "config " + config.path() + ": topology.";
   auto count = [&](std::string_view key, std::int64_t fallback, std::int64_t max) {
@@ -231,6 +232,24 @@ FabricSummary summarize(const Fabric& fabric) {
   }
   s.bisection = static_cast<BitsPerSecond>(thinnest / 2);
   return s;
+}
+
+core::Partition fabric_partition(const Fabric& fabric, int ranks, const std::string& spec,
+                                 const std::string& config_path) {
+  if (is_partition_strategy(spec)) {
+    return partition_fabric(fabric, ranks, spec);
+  }
+  const std::filesystem::path p(spec);
+  const std::string file = p.is_absolute()
+                               ? p.string()
+                               : (std::filesystem::path(config_path).parent_path() / p).string();
+  if (!std::filesystem::is_regular_file(file)) {
+    throw Error("\"" + spec +
+                "\" is neither a partition strategy (topology, block, round-robin) nor a "
+                "partition file (" +
+                file + (std::filesystem::exists(file) ? " is not a file)" : " does not exist)"));
+  }
+  return core::Partition::from_file(file, fabric.layout(), ranks);
 }
 
 }  // namespace shoal::topo

@@ -10,7 +10,7 @@ namespace shoal::work {
 namespace {
 
 template <class T>
-void read_count(io::ConfigFile& c, std::string_view table, std::string_view key, T& out) {
+void read_count(config::ConfigFile& c, std::string_view table, std::string_view key, T& out) {
   if (const auto v = c.integer(table, key)) {
     const std::string name = std::string(table) + "." + std::string(key);
     if (*v < 0) throw Error("config " + c.path() + ": " + name + " must not be negative");
@@ -23,7 +23,7 @@ void read_count(io::ConfigFile& c, std::string_view table, std::string_view key,
   }
 }
 
-void read_parallelism(io::ConfigFile& c, std::string_view t, ParallelSpec& p) {
+void read_parallelism(config::ConfigFile& c, std::string_view t, ParallelSpec& p) {
   read_count(c, t, "tp", p.tp);
   read_count(c, t, "pp", p.pp);
   read_count(c, t, "ep", p.ep);
@@ -54,7 +54,7 @@ void read_parallelism(io::ConfigFile& c, std::string_view t, ParallelSpec& p) {
   p.dp_algorithm = c.string(t, "dp_algorithm").value_or(p.dp_algorithm);
 }
 
-void read_gpu(io::ConfigFile& c, std::string_view t, GpuSpec& g) {
+void read_gpu(config::ConfigFile& c, std::string_view t, GpuSpec& g) {
   if (const auto type = c.string(t, "type")) {
     g.type = *type;
     // Dense BF16 tensor peaks: H100 and H800 SXM 989 TFLOP/s, A100 312.
@@ -83,7 +83,7 @@ void read_gpu(io::ConfigFile& c, std::string_view t, GpuSpec& g) {
   }
 }
 
-void read_skew(io::ConfigFile& c, std::string_view t, SkewSpec& s) {
+void read_skew(config::ConfigFile& c, std::string_view t, SkewSpec& s) {
   s.hot_ratio = c.number(t, "hot_ratio").value_or(s.hot_ratio);
   s.zipf = c.number(t, "zipf").value_or(s.zipf);
 }
@@ -91,7 +91,7 @@ void read_skew(io::ConfigFile& c, std::string_view t, SkewSpec& s) {
 }  // namespace
 
 JobSpec read_job_file(const std::string& path) {
-  io::ConfigFile c(path);
+  config::ConfigFile c(path);
   JobSpec job;
   job.file = path;
   ModelSpec& m = job.model;
@@ -120,7 +120,7 @@ JobSpec read_job_file(const std::string& path) {
   return job;
 }
 
-void apply_job_overrides(io::ConfigFile& config, std::string_view table, JobSpec& job) {
+void apply_job_overrides(config::ConfigFile& config, std::string_view table, JobSpec& job) {
   read_parallelism(config, table, job.parallel);
   read_gpu(config, table, job.gpu);
   read_skew(config, table, job.skew);

@@ -1,17 +1,17 @@
-// shoal::io::ConfigFile: parsing, --set overrides ("#set" lines, overrides.hpp),
+// shoal::config::ConfigFile: parsing, --set overrides ("#set" lines, overrides.hpp),
 // and every getter on every key of every table the file holds.
 #include <toml++/toml.h>
 
 #include "fuzz_common.hpp"
 #include "overrides.hpp"
-#include "shoal/io/config_file.hpp"
+#include "shoal/config/config_file.hpp"
 
 namespace {
 
 using shoal::fuzz::expect_only_errors;
 
 /// Every getter on table.key; each may reject the value's type or unit.
-void read_all(shoal::io::ConfigFile& config, const std::string& table, std::string_view key) {
+void read_all(shoal::config::ConfigFile& config, const std::string& table, std::string_view key) {
   expect_only_errors([&] { config.integer(table, key); });
   expect_only_errors([&] { config.number(table, key); });
   expect_only_errors([&] { config.boolean(table, key); });
@@ -29,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = shoal::fuzz::write_input(data, size, "config.toml");
   const std::string_view text = shoal::fuzz::text(data, size);
   expect_only_errors([&] {
-    shoal::io::ConfigFile config(path, shoal::fuzz::leading_overrides(text));
+    shoal::config::ConfigFile config(path, shoal::fuzz::leading_overrides(text));
     // The keys to ask for, from the document itself. Table names with '[' are
     // not ones a reader asks for ("name[i]" means an array element).
     toml::table root;

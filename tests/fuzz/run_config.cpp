@@ -10,7 +10,7 @@
 #include "fuzz_common.hpp"
 #include "overrides.hpp"
 #include "run_config.hpp"
-#include "shoal/io/config_file.hpp"
+#include "shoal/config/config_file.hpp"
 
 namespace {
 
@@ -37,7 +37,7 @@ std::filesystem::path make_tree() {
 /// than 32 GPUs or with more than 8 micro-batches or 2 iterations in [job].
 bool over_budget(const std::string& path, const std::vector<std::string>& overrides) {
   try {
-    shoal::io::ConfigFile config(path, overrides);
+    shoal::config::ConfigFile config(path, overrides);
     const std::int64_t gpus = config.integer("topology", "gpus").value_or(0);
     if (gpus > 4096 && gpus <= (1 << 20)) return true;
     const bool jobs = config.string("workload", "job") || config.strings("workload", "jobs");

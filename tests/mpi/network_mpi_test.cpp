@@ -33,7 +33,7 @@ test::OneRankRun run(const core::Comm& comm, const Case& c, const topo::Fabric& 
   sched::parse_policy_name("hermod", policy);
   policy.classes = 2;
   return test::run_on(comm, c.strategy, fabric, dag, options, {},
-                      sched::flow_priorities(dag, fabric, policy), /*check_end_state=*/true);
+                      test::priorities_of(dag, fabric, policy), /*check_end_state=*/true);
 }
 
 void expect_same_as_serial(const Case& c) {

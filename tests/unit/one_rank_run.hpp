@@ -11,15 +11,22 @@
 
 #include "shoal/core/comm.hpp"
 #include "shoal/core/simulator.hpp"
-#include "shoal/net/network.hpp"
+#include "shoal/exec/model.hpp"
 #include "shoal/sched/policy.hpp"
 #include "shoal/topo/fabric_config.hpp"
 
 namespace shoal::test {
 
+/// What a policy enforces for each flow of `dag` (sched::coflow_priorities, by flow).
+inline net::FlowPriorities priorities_of(const work::Dag& dag, const topo::Fabric& fabric,
+                                         const sched::PolicyConfig& config) {
+  const sched::CoflowPriorities p = sched::coflow_priorities(dag, fabric, config);
+  return net::FlowPriorities::of_coflows(dag, p.key, p.cls);
+}
+
 struct OneRankRun {
-  net::RunResults results;  // times on rank 0 only (Network::results)
-  std::int64_t events = 0;  // on all ranks
+  exec::RunResults results;  // times on rank 0 only (exec::Model::results)
+  std::int64_t events = 0;   // on all ranks
   std::int64_t remote_events = 0;
   Time sub_window = 0;  // atom order's sub-windows (RunSummary); 0: by time
 };
@@ -27,12 +34,12 @@ struct OneRankRun {
 /// Runs `dag` on `fabric` on the ranks of `comm`, partitioned by `strategy`
 /// (topo::partition_fabric), to `end_time` (none: to the end); with
 /// `check_end_state`, the ports must then be empty with all their credit back
-/// (Network::check_end_state).
+/// (exec::Model::check_end_state).
 inline OneRankRun run_on(const core::Comm& comm, std::string_view strategy,
                          const topo::Fabric& fabric, const work::Dag& dag,
                          const net::NetworkOptions& options,
-                         const net::Perturbations& perturbations = {},
-                         sched::FlowPriorities priorities = {}, bool check_end_state = false,
+                         const exec::Perturbations& perturbations = {},
+                         net::FlowPriorities priorities = {}, bool check_end_state = false,
                          Time end_time = kTimeInfinity,
                          core::EventOrder order = core::EventOrder::kTime) {
   const core::Partition partition = topo::partition_fabric(fabric, comm.size(), strategy);
@@ -41,18 +48,18 @@ inline OneRankRun run_on(const core::Comm& comm, std::string_view strategy,
   engine.end_time = end_time;
   engine.order = order;
   core::Simulator sim(comm, fabric.layout(), partition, engine);
-  net::Network network(fabric, dag, sim, options, perturbations, std::move(priorities));
-  network.initialize();
-  const core::RunSummary summary = sim.run(network);
-  if (check_end_state) network.check_end_state();
-  return {network.results(comm), summary.events, summary.remote_events, summary.sub_window};
+  exec::Model model(fabric, dag, sim, options, perturbations, std::move(priorities));
+  model.initialize();
+  const core::RunSummary summary = sim.run(model);
+  if (check_end_state) model.check_end_state();
+  return {model.results(comm), summary.events, summary.remote_events, summary.sub_window};
 }
 
 /// run_on() on one rank.
 inline OneRankRun run_one_rank(const topo::Fabric& fabric, const work::Dag& dag,
                                const net::NetworkOptions& options,
-                               const net::Perturbations& perturbations = {},
-                               sched::FlowPriorities priorities = {}, bool check_end_state = false,
+                               const exec::Perturbations& perturbations = {},
+                               net::FlowPriorities priorities = {}, bool check_end_state = false,
                                Time end_time = kTimeInfinity,
                                core::EventOrder order = core::EventOrder::kTime) {
   return run_on(core::Comm::self(), "block", fabric, dag, options, perturbations,
@@ -63,16 +70,15 @@ inline OneRankRun run_one_rank(const topo::Fabric& fabric, const work::Dag& dag,
 /// queues and credits recounted every batch, and, run to the end, the ports
 /// empty with all their credit back: what the equivalence tests run both ways.
 inline OneRankRun run_policy(const topo::Fabric& fabric, const work::Dag& dag,
-                             net::NetworkOptions options, const net::Perturbations& perturbations,
+                             net::NetworkOptions options, const exec::Perturbations& perturbations,
                              const std::string& policy, Time end_time = kTimeInfinity,
                              core::EventOrder order = core::EventOrder::kTime) {
   sched::PolicyConfig config;
   sched::parse_policy_name(policy, config);
   config.classes = 2;
   options.check = true;
-  return run_one_rank(fabric, dag, options, perturbations,
-                      sched::flow_priorities(dag, fabric, config), end_time == kTimeInfinity,
-                      end_time, order);
+  return run_one_rank(fabric, dag, options, perturbations, priorities_of(dag, fabric, config),
+                      end_time == kTimeInfinity, end_time, order);
 }
 
 /// The same results: every flow's and task's times, the GPUs' waits, the
@@ -98,7 +104,7 @@ inline void expect_same_run(const OneRankRun& a, const OneRankRun& b) {
 /// the same run, with no more events. Returns the events saved.
 inline std::int64_t events_saved_by(bool net::NetworkOptions::*option, const topo::Fabric& fabric,
                                     const work::Dag& dag, net::NetworkOptions options,
-                                    const net::Perturbations& perturbations,
+                                    const exec::Perturbations& perturbations,
                                     const std::string& policy, Time end_time = kTimeInfinity) {
   options.*option = false;
   const OneRankRun off = run_policy(fabric, dag, options, perturbations, policy, end_time);

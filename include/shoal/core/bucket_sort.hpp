@@ -2,8 +2,8 @@
 // have few distinct times.
 //
 // Why: a training run's cells move in lockstep, so most buckets the event
-// queue serves hold hundreds of events at one or a few times
-// (docs/performance.md, seventh measurement), and std::sort's partitions
+// queue serves hold hundreds of events at one or a few times, and
+// std::sort's partitions
 // branch on comparisons whose outcomes no predictor can guess. The key is
 // (time, source entity, the source's sequence number, which a model's streams
 // lead: event.hpp). A bucket's times are replaced by their ranks among the
@@ -38,8 +38,7 @@ namespace shoal::core {
 class BucketSorter {
  public:
   /// The most distinct times a bucket may have: a time's rank takes one
-  /// byte-wide counting pass. Buckets of the 1,024-host all-to-all hold up to
-  /// 203 (docs/performance.md, fourteenth measurement).
+  /// byte-wide counting pass. Buckets with more are sorted another way.
   static constexpr std::size_t kMaxTimes = 256;
 
   BucketSorter() { slot_time_.fill(kFree); }

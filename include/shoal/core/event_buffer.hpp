@@ -5,8 +5,8 @@
 // with 16-byte loads of fields the sender had just written with 4- and 8-byte
 // stores. Such a load cannot be forwarded from the store buffer; it waits
 // until those stores, and every older one (the handler's writes to cold port
-// and queue lines), have reached the cache (docs/performance.md, seventh
-// measurement). Inline, the fields go from registers straight to the bucket.
+// and queue lines), have reached the cache. Inline, the fields go from
+// registers straight to the bucket.
 #pragma once
 
 #include <algorithm>

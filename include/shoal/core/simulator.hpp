@@ -21,9 +21,8 @@
 // is the argument above for ranks, applied to atoms: an atom (a server, a
 // switch) sends to another only over a link, at least the atoms' lookahead
 // ahead, so a sub-window of that width can process each atom's events on its
-// own, as if every atom were a rank. A switch's ports and lanes then stay in cache while
-// it handles its sub-window's cells (docs/performance.md, seventeenth
-// measurement).
+// own, as if every atom were a rank. A switch's ports and lanes then stay in
+// cache while it handles its sub-window's cells.
 #pragma once
 
 #include <algorithm>

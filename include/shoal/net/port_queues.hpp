@@ -22,9 +22,8 @@
 // - By hop: where routes are fixed (ECMP, no failures, one class per flow), a
 //   flow's cells that are h links into their path all wait at one port, so
 //   (flow, hop) names the lane: a table of lane ids by flow * hops + hop,
-//   read and written in place, 4 bytes a slot (docs/performance.md,
-//   sixteenth measurement: the hash's probes and deletions were 2.7 L2
-//   misses a cell-hop in the 8,192-GPU all-to-all).
+//   read and written in place, 4 bytes a slot: a hash's probes and
+//   deletions cost cache misses on every cell-hop where flows are many.
 // - Hashed: any routing (spraying, failures): an open-addressing hash of
 //   (link, class, flow).
 #pragma once
@@ -178,7 +177,7 @@ class PortQueues {
       lane = by_hop_[by_hop_slot(flow, hop)];
     } else {
       const std::uint64_t key = make_key(link, cls, flow);
-      const Slot& slot = table_[home(key)];
+      const HashEntry& slot = table_[home(key)];
       if (slot.key == key) lane = slot.lane;
     }
     if (lane != kNone) {
@@ -280,8 +279,8 @@ class PortQueues {
   };
 
   /// A new lane holding `cell`, at the back of `turn`. It holds its first
-  /// cell itself: most lanes never hold another (docs/performance.md,
-  /// thirteenth measurement), so most cells take no node.
+  /// cell itself: where flows are many, most lanes never hold another, so
+  /// most cells take no node.
   [[gnu::always_inline]] std::uint32_t open_lane(Turn& turn, const Cell& cell) {
     const std::uint32_t l =
         lanes_.add({cell.tail, cell.flow, cell.bytes, cell.hop, cell.in_link, kNone, kNone, kNone});
@@ -316,11 +315,12 @@ class PortQueues {
                 std::to_string(hop) + " links into its path, past the " + std::to_string(hops_) +
                 " its lanes were laid out for");
   }
-  struct Slot {
+  /// An entry of the hash of (link, class, flow) to lanes.
+  struct HashEntry {
     std::uint64_t key = kEmptyKey;
     std::uint32_t lane = kNone;
   };
-  static_assert(sizeof(Lane) + 2 * sizeof(Slot) <= kMaxBytesPerCell);
+  static_assert(sizeof(Lane) + 2 * sizeof(HashEntry) <= kMaxBytesPerCell);
 
   static std::uint64_t make_key(topo::LinkId link, int cls, std::uint32_t flow) {
     return (std::uint64_t{flow} << 32) | (std::uint64_t{link} << 3) | static_cast<unsigned>(cls);
@@ -356,15 +356,15 @@ class PortQueues {
       }
       next = (next + 1) & mask_;
     }
-    table_[at] = Slot{};
+    table_[at] = HashEntry{};
   }
 
   void rehash(std::size_t capacity) {
-    std::vector<Slot> old(capacity);
+    std::vector<HashEntry> old(capacity);
     old.swap(table_);
     mask_ = capacity - 1;
     shift_ = 64 - std::countr_zero(capacity);
-    for (const Slot& s : old) {
+    for (const HashEntry& s : old) {
       if (s.key == kEmptyKey) continue;
       std::size_t at = home(s.key);
       while (table_[at].key != kEmptyKey) at = (at + 1) & mask_;
@@ -375,7 +375,7 @@ class PortQueues {
   LaneKeys keys_;
   std::uint32_t hops_ = 0;
   std::vector<std::uint32_t> by_hop_;  // LaneKeys::kByHop: lane ids by flow * hops_ + hop
-  std::vector<Slot> table_;            // LaneKeys::kHashed
+  std::vector<HashEntry> table_;       // LaneKeys::kHashed
   std::size_t mask_ = 0;
   int shift_ = 64;
   std::size_t live_lanes_ = 0;

@@ -50,10 +50,11 @@ void parse_policy_name(std::string_view name, PolicyConfig& config);
 /// The name parse_policy_name reads back.
 std::string policy_name(const PolicyConfig& config);
 
-/// What the network needs, by flow: the key rank at NICs and the switch class.
-struct FlowPriorities {
-  std::vector<std::uint32_t> key;  // dense rank of the coflow's key, 0 first
-  std::vector<std::uint8_t> cls;   // switch class, 0 first
+/// What a policy decides for each coflow: the key its flows' NICs order them
+/// by and the class its cells take at switches.
+struct CoflowPriorities {
+  std::vector<std::uint32_t> key;  // by coflow: dense rank of its key, 0 first
+  std::vector<std::uint8_t> cls;   // by coflow: switch class, 0 first
   std::uint32_t keys = 1;          // distinct keys
 };
 
@@ -61,10 +62,10 @@ struct FlowPriorities {
 std::vector<std::uint32_t> coflow_keys(const work::Dag& dag, const topo::Fabric& fabric,
                                        const PolicyConfig& config);
 
-/// Per flow, from coflow_keys and the enforcement: NIC keys are the full key
-/// ranks (or the class, when only switches enforce); switch classes are the
-/// folded keys (or all 0, when only NICs enforce).
-FlowPriorities flow_priorities(const work::Dag& dag, const topo::Fabric& fabric,
-                               const PolicyConfig& config);
+/// From coflow_keys and the enforcement: NIC keys are the full key ranks (or
+/// the class, when only switches enforce); switch classes are the folded keys
+/// (or all 0, when only NICs enforce).
+CoflowPriorities coflow_priorities(const work::Dag& dag, const topo::Fabric& fabric,
+                                   const PolicyConfig& config);
 
 }  // namespace shoal::sched

@@ -21,13 +21,9 @@
 #include "shoal/core/layout.hpp"
 #include "shoal/core/random.hpp"
 #include "shoal/core/units.hpp"
+#include "shoal/topo/ids.hpp"
 
 namespace shoal::topo {
-
-using NodeId = std::uint32_t;
-using LinkId = std::uint32_t;
-using GpuId = std::uint32_t;
-inline constexpr LinkId kNoLink = UINT32_MAX;
 
 enum class NodeKind : std::uint8_t { kGpu, kNvSwitch, kSwitch };
 

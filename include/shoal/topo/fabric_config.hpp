@@ -4,14 +4,14 @@
 #include <string>
 #include <vector>
 
+#include "shoal/config/config_file.hpp"
 #include "shoal/core/partition.hpp"
-#include "shoal/io/config_file.hpp"
 #include "shoal/topo/fabric.hpp"
 
 namespace shoal::topo {
 
 /// Builds the fabric described by [topology] (keys in docs/topologies.md).
-Fabric build_fabric(io::ConfigFile& config);
+Fabric build_fabric(config::ConfigFile& config);
 
 /// "4:1" -> 4. An Error names the text otherwise.
 std::uint32_t parse_oversubscription(std::string_view text);
@@ -24,6 +24,12 @@ std::uint32_t parse_oversubscription(std::string_view text);
 /// Whether `name` is one of partition_fabric's strategies.
 bool is_partition_strategy(std::string_view name);
 core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy);
+
+/// The partition `spec` names for `ranks` ranks: a strategy (topology, block,
+/// round-robin) or else a partition file, relative to the directory of
+/// `config_path` unless absolute, checked against the fabric and rank count.
+core::Partition fabric_partition(const Fabric& fabric, int ranks, const std::string& spec,
+                                 const std::string& config_path);
 
 struct LevelSummary {
   std::string name;  // leaf, spine, core

@@ -21,14 +21,20 @@
 #include <unordered_map>
 #include <vector>
 
+#include "shoal/core/dense_id.hpp"
 #include "shoal/core/units.hpp"
+#include "shoal/topo/ids.hpp"
 
 namespace shoal::work {
 
-using GpuId = std::uint32_t;
-/// GPU ids stay below 2^24: every GPU is an engine entity, and the event key
-/// holds 24 bits of entity id (core/event.hpp).
-inline constexpr GpuId kMaxGpuId = (GpuId{1} << 24) - 1;
+using topo::GpuId;
+using topo::kMaxGpuId;
+/// A flow, by its index in Dag::flows(); a coflow's flows are consecutive.
+using FlowId = core::DenseId<struct FlowTag>;
+/// A compute task, by its index in Dag::tasks().
+using TaskId = core::DenseId<struct TaskTag>;
+/// A coflow, by its index in Dag::coflows().
+using CoflowId = core::DenseId<struct CoflowTag>;
 
 enum class CoflowType : std::uint8_t { kEp, kPp, kDp, kTp, kOther };
 

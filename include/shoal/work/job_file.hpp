@@ -5,7 +5,7 @@
 #include <string>
 #include <string_view>
 
-#include "shoal/io/config_file.hpp"
+#include "shoal/config/config_file.hpp"
 #include "shoal/work/training_job.hpp"
 
 namespace shoal::work {
@@ -15,6 +15,6 @@ JobSpec read_job_file(const std::string& path);
 
 /// Applies the parallelism, skew and GPU keys present in `table` of another
 /// config (a run config's [job] table) on top of `job`.
-void apply_job_overrides(io::ConfigFile& config, std::string_view table, JobSpec& job);
+void apply_job_overrides(config::ConfigFile& config, std::string_view table, JobSpec& job);
 
 }  // namespace shoal::work

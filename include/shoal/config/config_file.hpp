@@ -1,0 +1,57 @@
+// A TOML config file read key by key, with units, and strict about mistakes:
+// every error is one line naming the file, the line and the key; keys that no
+// reader asked for are errors too (a typo must not be silently ignored).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "shoal/core/units.hpp"
+
+namespace shoal::config {
+
+class ConfigFile {
+ public:
+  /// Parses the file; a syntax error is an Error with its line and column.
+  /// `overrides` ("table.key=value", as from --set) replace or add keys; a value
+  /// that is not a TOML literal (64KiB, fat-tree) is taken as a string.
+  explicit ConfigFile(const std::string& path, const std::vector<std::string>& overrides = {});
+  ~ConfigFile();
+  ConfigFile(ConfigFile&&) noexcept;
+  ConfigFile& operator=(ConfigFile&&) noexcept;
+
+  const std::string& path() const { return path_; }
+
+  /// Declares a table that may appear; its keys are checked by reject_unknown().
+  /// Each getter returns nothing when the key is absent and throws Error when the
+  /// value has the wrong type or an impossible unit.
+  std::optional<std::int64_t> integer(std::string_view table, std::string_view key);
+  std::optional<double> number(std::string_view table, std::string_view key);
+  std::optional<bool> boolean(std::string_view table, std::string_view key);
+  std::optional<std::string> string(std::string_view table, std::string_view key);
+  std::optional<std::vector<std::string>> strings(std::string_view table, std::string_view key);
+  std::optional<Time> time(std::string_view table, std::string_view key);
+  std::optional<Bytes> bytes(std::string_view table, std::string_view key);
+  std::optional<BitsPerSecond> rate(std::string_view table, std::string_view key);
+
+  /// Number of [[array]] entries (0 when absent). The getters read entry i of it
+  /// with the table name "array[i]".
+  std::size_t entries(std::string_view array);
+
+  /// Throws an Error naming the first key (or table) that no getter asked for.
+  void reject_unknown() const;
+  /// The same, for the keys of one table only (other tables may be read later).
+  void reject_unknown(std::string_view table) const;
+
+  struct Impl;  // the parsed document; opaque outside config_file.cpp
+
+ private:
+  std::string path_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shoal::config

@@ -1,0 +1,49 @@
+// What the reports and the output file derive from a run's results, in one
+// place: a coflow's start, end and CCT, a training job's iteration times, the
+// phase's end and the milestones a config names.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shoal/exec/run_results.hpp"
+#include "shoal/work/dag.hpp"
+#include "shoal/work/training_job.hpp"
+
+namespace shoal::exec {
+
+struct CoflowOutcome {
+  Time start = kTimeInfinity;  // its first flow's start (kTimeInfinity: none started)
+  Time end = 0;                // its last flow's end
+  bool done = true;            // every flow finished
+  Bytes bytes = 0;
+  bool started() const { return start != kTimeInfinity; }
+  Time cct() const { return done && started() ? end - start : -1; }
+};
+
+CoflowOutcome coflow_outcome(const work::Dag& dag, const RunResults& r, work::CoflowId coflow);
+
+/// Per iteration of a job: its first task's start, and its end (its last task
+/// or coflow, the parameter all-gathers included).
+struct IterationTimes {
+  std::vector<Time> start, end;
+};
+
+IterationTimes iteration_times(const work::Dag& dag, const RunResults& r, const work::JobSpec& job);
+
+/// The last task or flow end.
+Time phase_end(const RunResults& r);
+
+/// A time the report names: "NAME.start" / "NAME.end" of a task or coflow,
+/// "phase-end" (the last task or flow end) or "last-byte" (the last flow end).
+struct Milestone {
+  std::string label;
+  std::string at;
+};
+
+/// The milestone's time, or -1 if it was not reached. `at` was checked
+/// against the DAG when the config was read (read_milestones).
+Time milestone_time(const work::Dag& dag, const RunResults& r, const std::string& at);
+
+}  // namespace shoal::exec

@@ -1,0 +1,82 @@
+// What a run measures, kept apart from what runs it: every flow's and task's
+// start and end, each GPU's time computing and time idle waiting on a coflow,
+// and, for the output file, the rows of flows and compute tasks as they end.
+// At the end it gathers them over the ranks onto rank 0 (results()), with
+// the network's byte counts and link meters.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "shoal/core/comm.hpp"
+#include "shoal/core/error.hpp"
+#include "shoal/core/simulator.hpp"
+#include "shoal/exec/records.hpp"
+#include "shoal/exec/run_results.hpp"
+#include "shoal/net/network.hpp"
+#include "shoal/topo/fabric.hpp"
+#include "shoal/work/dag.hpp"
+
+namespace shoal::exec {
+
+class Recorder {
+ public:
+  /// `rows`: keep flow and compute rows for the output file.
+  Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim, bool rows);
+
+  void flow_started(work::FlowId flow, Time now) { flow_start_[flow] = now; }
+  /// The flow's last byte reached its receiver.
+  void flow_ended(work::FlowId flow, Time now) {
+    if (flow_end_[flow] >= 0) [[unlikely]]
+      invariant_violated(now, "flow " + std::to_string(flow) + " ended twice");
+    flow_end_[flow] = now;
+  }
+  /// Its sender learned it is done: its row (the receiver's end time, `received_at`).
+  void flow_acknowledged(work::FlowId flow, Time received_at) {
+    if (!rows_) return;
+    const work::Flow& f = dag_.flows()[flow];
+    flow_records_.push_back(
+        {flow, flow_coflow_[flow], f.src, f.dst, f.bytes, flow_start_[flow], received_at});
+    flow_recorded_[flow] = 1;
+  }
+  void task_started(work::TaskId task, Time now) { task_start_[task] = now; }
+  void task_ended(work::TaskId task, Time now);
+  /// GPU `gpu` computes for `duration`.
+  void gpu_computes(work::GpuId gpu, Time duration) { gpu_busy_[gpu] += duration; }
+  /// GPU `gpu` was idle for `waited` until a coflow made a task of `iteration` ready.
+  void gpu_waited(work::GpuId gpu, std::uint32_t iteration, Time waited) {
+    gpu_comm_wait_[gpu] += waited;
+    gpu_iteration_wait_[std::size_t{gpu} * iterations_ + iteration] += waited;
+  }
+
+  /// The rows recorded since the last call, for the output file to take.
+  std::vector<FlowRecord>& flow_records() { return flow_records_; }
+  std::vector<ComputeRecord>& compute_records() { return compute_records_; }
+  /// At the end: rows for this rank's flows and tasks that never finished.
+  void record_unfinished();
+
+  /// Collective: every flow's and task's times on rank 0 (empty elsewhere),
+  /// with the network's counts. The ranks' /link_util bins are widened to one
+  /// width first.
+  RunResults results(const core::Comm& comm, net::Network& network) const;
+
+  /// Bytes the recorder takes per flow and per task (the rows waiting for
+  /// the output file's flush included, when recording).
+  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag, bool rows);
+
+ private:
+  const topo::Fabric& fabric_;
+  const work::Dag& dag_;
+  const core::Simulator& sim_;
+  bool rows_;
+  std::uint32_t iterations_ = 1;  // iteration labels of the tasks: 0..iterations_-1
+  std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
+  std::vector<Time> gpu_busy_, gpu_comm_wait_;  // by GPU
+  std::vector<Time> gpu_iteration_wait_;        // by GPU * iterations_ + iteration
+  std::vector<FlowRecord> flow_records_;
+  std::vector<ComputeRecord> compute_records_;
+  std::vector<std::uint32_t> flow_coflow_;  // by flow, with rows
+  std::vector<std::uint8_t> flow_recorded_, task_recorded_;
+};
+
+}  // namespace shoal::exec

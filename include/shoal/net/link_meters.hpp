@@ -1,0 +1,81 @@
+// What the network counts about the links one rank sends on, for the output
+// file (NetworkOptions::record): bytes by class, time busy serializing, and
+// bytes per time bin of the busiest links (/link_util, net/link_bins.hpp).
+// The recorder (exec/recorder.hpp) gathers them over the ranks at the end.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "shoal/core/prefetch.hpp"
+#include "shoal/core/units.hpp"
+#include "shoal/net/link_bins.hpp"
+#include "shoal/net/network_options.hpp"
+#include "shoal/topo/fabric.hpp"
+
+namespace shoal::net {
+
+class LinkMeters {
+ public:
+  LinkMeters() = default;
+  /// Off unless options.record. `sends_here`: whether this rank sends on a
+  /// link; `fastest`: by link, the fastest rate it ever runs at (a column of
+  /// bins is sized for it).
+  LinkMeters(const topo::Fabric& fabric, const NetworkOptions& options,
+             const std::function<bool(topo::LinkId)>& sends_here,
+             const std::vector<BitsPerSecond>& perturbed_rate);
+
+  bool on() const { return !tallies_.empty(); }
+  bool binning() const { return binning_; }
+
+  /// A cell of `bytes` in class `cls` on `link`, serializing from `start` for `serialize`.
+  [[gnu::always_inline]] void count(topo::LinkId link, int cls, Bytes bytes, Time start,
+                                    Time serialize) {
+    tallies_[link].bytes[static_cast<std::size_t>(cls)] += static_cast<std::uint64_t>(bytes);
+    busy_time_[link] += static_cast<std::uint64_t>(serialize);
+    if (binning_) bins_.add(link, start, static_cast<std::uint64_t>(bytes));  // where it starts
+  }
+  void prefetch(topo::LinkId link) const {
+    core::prefetch(&tallies_[link]);
+    core::prefetch(&busy_time_[link]);
+  }
+
+  /// Bytes `link` carried in class `cls`, and its time busy (this rank's links).
+  std::uint64_t bytes(topo::LinkId link, int cls) const {
+    return tallies_[link].bytes[static_cast<std::size_t>(cls)];
+  }
+  std::uint64_t busy(topo::LinkId link) const { return busy_time_[link]; }
+  std::size_t links() const { return tallies_.size(); }
+  LinkBins& bins() { return bins_; }
+
+  /// The most bytes one link can add to one /link_util bin, at `fastest`.
+  static std::uint64_t bin_bytes(BitsPerSecond fastest, const NetworkOptions& options);
+  /// The /link_util row limit: past it the bins widen.
+  static std::uint64_t max_rows(const topo::Fabric& fabric, const NetworkOptions& options);
+  /// Bytes one rank's /link_util bins take at most, the tables of the busiest
+  /// links gathered at the end included (0 unless recording with bins):
+  /// `links_here` is how many links the rank sends on, `end` the run's end
+  /// time (kTimeInfinity: none; the bins then fill their cap,
+  /// link_util_memory, in the rank's share).
+  static std::uint64_t estimate_bin_bytes(const topo::Fabric& fabric, const NetworkOptions& options,
+                                          std::span<const LinkPerturbation> perturbations,
+                                          std::uint64_t links_here, Time end);
+  /// Per link, what the counters take when recording.
+  static constexpr std::uint64_t kBytesPerLink = 64 + sizeof(std::uint64_t);
+
+ private:
+  /// One link's bytes by class, one cache line.
+  struct alignas(64) LinkTally {
+    std::array<std::uint64_t, kClasses> bytes{};
+  };
+  static_assert(sizeof(LinkTally) == 64);
+
+  std::vector<LinkTally> tallies_;        // by link
+  std::vector<std::uint64_t> busy_time_;  // by link: time spent serializing
+  LinkBins bins_;                         // with link_util_bin > 0 and link_util_top > 0
+  bool binning_ = false;
+};
+
+}  // namespace shoal::net

@@ -1,0 +1,60 @@
+// Parallel HDF5 output: one file written collectively by all ranks (MPI-IO),
+// tables as extendable, chunked 1-D compound datasets that ranks append to
+// together in bounded pieces, and attributes. Every call here is collective:
+// all ranks make it, in the same order, with the same names (and, for
+// attributes, the same values). The file is written as PATH.partial and
+// renamed to PATH by commit().
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "shoal/core/comm.hpp"
+
+namespace shoal::output {
+
+/// One column of a table: its name, the offset of its field in the row struct,
+/// and its type.
+struct Column {
+  enum class Type : std::uint8_t { kU8, kU32, kI64, kF64 };
+  std::string name;
+  std::size_t offset;
+  Type type;
+};
+
+class Hdf5File {
+ public:
+  /// Creates PATH.partial (truncating an old partial file). An existing PATH is
+  /// an Error unless `force`.
+  Hdf5File(const core::Comm& comm, const std::string& path, bool force);
+  ~Hdf5File();
+  Hdf5File(const Hdf5File&) = delete;
+  Hdf5File& operator=(const Hdf5File&) = delete;
+
+  /// Declares a table of rows of `row_size` bytes; returns its index.
+  std::size_t add_table(const std::string& name, std::size_t row_size, std::vector<Column> columns,
+                        const std::string& units);
+  /// Appends each rank's rows (any number, 0 included) to the table.
+  void append(std::size_t table, const void* rows, std::size_t count);
+  /// A string or number attribute on a table or on the group /meta.
+  void attribute(const std::string& object, const std::string& name, const std::string& value);
+  void attribute(const std::string& object, const std::string& name, std::int64_t value);
+  void attribute(const std::string& object, const std::string& name, double value);
+  /// Writes what is buffered in HDF5's caches to the file (it stays readable).
+  void flush();
+  /// Closes the file and renames PATH.partial to PATH.
+  void commit();
+
+  const std::string& path() const { return path_; }
+
+ private:
+  struct Impl;
+  const core::Comm& comm_;
+  std::string path_;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace shoal::output

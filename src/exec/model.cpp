@@ -1,0 +1,51 @@
+#include "shoal/exec/model.hpp"
+
+#include <algorithm>
+#include <string>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::exec {
+
+Model::Model(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
+             const net::NetworkOptions& options, const Perturbations& perturbations,
+             net::FlowPriorities priorities)
+    : sim_(sim),
+      check_(options.check),
+      recorder_(fabric, dag, sim, options.record),
+      executor_(fabric, dag, sim, perturbations.gpus, recorder_),
+      network_(fabric, dag, sim, options, perturbations.links, std::move(priorities), *this) {}
+
+std::uint64_t Model::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                    const net::NetworkOptions& options) {
+  return net::Network::estimate_bytes(fabric, dag, options) +
+         Executor::estimate_bytes(fabric, dag) +
+         Recorder::estimate_bytes(fabric, dag, options.record);
+}
+
+void Model::initialize() {
+  network_.initialize();
+  executor_.initialize(sim_, network_);
+}
+
+void Model::check_outcome(const work::Dag& dag, const RunResults& r, Time end_time) {
+  const bool complete =
+      std::all_of(r.flow_end.begin(), r.flow_end.end(), [](Time t) { return t >= 0; });
+  if (end_time == kTimeInfinity && !complete) {
+    throw Error("the run ended with flows unfinished and no end time: a deadlock");
+  }
+  // Flows and tasks end at most once (checked as they end); without an end
+  // time every task must have ended.
+  const auto task =
+      std::find_if(r.task_end.begin(), r.task_end.end(), [](Time t) { return t < 0; });
+  if (end_time == kTimeInfinity && task != r.task_end.end()) {
+    throw Error("invariant violated: task " + std::to_string(task - r.task_end.begin()) +
+                " never ran, yet every flow finished and no end time was set");
+  }
+  if (complete && r.bytes_delivered != dag.total_bytes()) {
+    throw Error("conservation: delivered " + std::to_string(r.bytes_delivered) + " bytes of " +
+                std::to_string(dag.total_bytes()));
+  }
+}
+
+}  // namespace shoal::exec

@@ -1,0 +1,36 @@
+// The network's share of the resource guard's estimate, and the event order
+// it runs fastest in: decided from the fabric and the options alone, before
+// anything is built.
+#include <algorithm>
+
+#include "shoal/net/network.hpp"
+
+namespace shoal::net {
+
+std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                      const NetworkOptions& options) {
+  // Per flow: the bytes received, and the router's share.
+  const std::uint64_t per_flow = sizeof(Bytes) + 32;
+  const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
+  return dag.flows().size() * per_flow + Nic::estimate_bytes(fabric, dag) +
+         Ports::estimate_bytes(fabric, dag, options) + fabric.node_count() * per_node;
+}
+
+core::EventOrder Network::event_order_for(const topo::Fabric& fabric,
+                                          const NetworkOptions& options) {
+  const core::Layout& layout = fabric.layout();
+  if (layout.links().size() < kAtomOrderLinks) return core::EventOrder::kTime;
+  Time lookahead = kTimeInfinity;
+  BitsPerSecond fastest = 0;
+  for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
+    const topo::Link& link = fabric.link(l);
+    if (layout.atom_of(link.from) == layout.atom_of(link.to)) continue;
+    lookahead = std::min(lookahead, link.latency);
+    fastest = std::max(fastest, link.rate);
+  }
+  if (lookahead == kTimeInfinity || lookahead <= 0) return core::EventOrder::kTime;
+  return transmit_time(2 * options.cell_size, fastest) <= lookahead ? core::EventOrder::kAtom
+                                                                    : core::EventOrder::kTime;
+}
+
+}  // namespace shoal::net

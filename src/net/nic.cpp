@@ -1,0 +1,174 @@
+#include "shoal/net/nic.hpp"
+
+#include <string>
+
+#include "shoal/core/error.hpp"
+
+namespace shoal::net {
+
+using topo::LinkId;
+using topo::NodeId;
+
+Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const NetworkOptions& options,
+         FlowPriorities priorities, Ports& ports, const Router& router)
+    : fabric_(fabric),
+      ports_(ports),
+      port_flows_(fabric.link_count()),
+      flow_class_(std::move(priorities.cls)),
+      flow_key_(std::move(priorities.key)),
+      to_send_(dag.flows().size(), 0) {
+  const std::size_t flows = dag.flows().size();
+  if (flow_class_.empty()) flow_class_.assign(flows, 0);
+  if (flow_key_.empty()) flow_key_.assign(flows, 0);
+  if (flow_class_.size() != flows || flow_key_.size() != flows) {
+    throw Error("internal: priorities for " + std::to_string(flow_key_.size()) +
+                " flows, DAG has " + std::to_string(flows));
+  }
+  // Key 0 is kept for flows the starvation guard promotes.
+  if (options.starvation_after != kTimeInfinity) {
+    for (std::uint32_t& k : flow_key_) ++k;
+    last_served_.assign(flows, 0);
+  }
+  // GPUs that relay other GPUs' cells to their NIC (PXN): a relayed cell takes
+  // its turn with the GPU's own, so their ports never burst.
+  const std::uint32_t per_server = fabric.gpus_per_server();
+  std::vector<std::uint8_t> relays(fabric.gpu_count(), 0);
+  gpu_min_key_.assign(fabric.gpu_count(), UINT32_MAX);
+  for (std::uint32_t f = 0; f < flows; ++f) {
+    const work::Flow& flow = dag.flows()[f];
+    gpu_min_key_[flow.src] = std::min(gpu_min_key_[flow.src], flow_key_[f]);
+    if (flow.src / per_server != flow.dst / per_server &&
+        !fabric.shares_plane(flow.src, flow.dst)) {
+      relays[fabric.relay_for(flow.src, flow.dst)] = 1;
+    }
+  }
+  for (work::GpuId g = 0; g < fabric.gpu_count(); ++g) {
+    const auto out = fabric.out_links(fabric.gpu_node(g));
+    // A GPU with more ports than streams (none built here) numbers the rest
+    // as its own, and they do not burst.
+    for (std::size_t i = 0; i + 1 < core::kStreams && i < out.size(); ++i) {
+      LinkState& state = ports.link(out[i]);
+      state.stream = static_cast<std::uint8_t>(i + 1);
+      if (options.nic_bursts && options.starvation_after == kTimeInfinity && relays[g] == 0 &&
+          router.fail_at(out[i]) == kTimeInfinity) {
+        state.burst = static_cast<std::uint32_t>(bursts_.size());
+        bursts_.emplace_back();
+      }
+    }
+  }
+}
+
+void Nic::start(LinkId link, work::FlowId flow, Bytes bytes, const core::Simulator& sim) {
+  to_send_[flow] = bytes;
+  join(link, flow_key_[flow], flow, sim);
+  if (guarded()) last_served_[flow] = sim.now();
+}
+
+void Nic::join(LinkId link, std::uint32_t key, work::FlowId flow, const core::Simulator& sim) {
+  KeyedFlows& own = port_flows_[link].flows;
+  const LinkState& state = ports_.link(link);
+  const Burst* burst = state.burst != LinkState::kNoBurst ? &bursts_[state.burst] : nullptr;
+  if (burst == nullptr || burst->key != key || burst->tail == 0) {
+    own.push(key, flow);
+    return;
+  }
+  // Transmission j + 1 of the burst (j >= 1) would have been sent by the
+  // port-free event of transmission j: how many precede this one.
+  const Time now = sim.now();
+  std::uint32_t sent = 1;
+  while (sent < burst->count) {
+    const Time at = burst->start[sent];
+    const TransmissionNumbers numbers = numbers_of(link, burst->first + sent - 1);
+    const std::uint64_t event = core::make_tiebreak(
+        state.from, numbers.stream,
+        numbers.first + static_cast<std::uint64_t>(TransmissionEvent::kPortFree));
+    if (at > now || (at == now && event > sim.current_tiebreak())) break;
+    ++sent;
+  }
+  // It goes behind the flows those sent, ahead of those the later ones served last.
+  std::size_t behind = 0;
+  for (std::uint32_t i = burst->tail; i > 0 && burst->last[i - 1] > sent; --i) ++behind;
+  own.insert(key, flow, behind);
+}
+
+[[gnu::always_inline]] inline Time Nic::start_cell(LinkId link, int cls, work::FlowId flow,
+                                                   Bytes bytes, Time at,
+                                                   TransmissionNumbers numbers,
+                                                   core::Simulator& sim) {
+  const bool slow = ports_.perturbed(link, at);
+  const Time serialize = ports_.serialization(link, bytes, slow);
+  ports_.occupy(link, cls, bytes, at, serialize);
+  send_numbered(sim, numbers, TransmissionEvent::kCellHead, ports_.link(link).to,
+                at + ports_.latency(link, slow) - sim.now(),
+                EventTag::pack(NetEvent::kCellHead, link),
+                CellHead{flow, bytes, cls, 0, slow, false}.pack());
+  return at + serialize;
+}
+
+bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator& sim) {
+  KeyedFlows& own = port_flows_[link].flows;
+  const std::uint32_t key = own.key(0);
+  // A flow of a lower key may start at this GPU meanwhile and go first.
+  if (key != gpu_min_key_[fabric_.node(node).index]) return false;
+  Port& port = ports_[link];
+  const LinkState& state = ports_.link(link);
+  Burst& burst = bursts_[state.burst];
+  const std::size_t flows = own.group_size(0);
+  const Time now = sim.now();
+  // Cells that start within the link's latency: further ahead, the events
+  // they send would wait in the queue longer than one per cell would have.
+  const Time horizon = saturating_add(now, state.latency);
+  std::size_t limit = kMaxBurst;
+  std::size_t count = 0;
+  TransmissionNumbers numbers;
+  Time at = now;
+  // Until `at`, nothing can change what the port sends: credits only grow, no
+  // cell is relayed here, a flow that starts has this key or a higher one and
+  // joins the back of the turn (join puts it where it would have been).
+  while (count < limit && !own.empty() && own.key(0) == key && at < sim.end_time() &&
+         (count == 0 || at < horizon)) {
+    const work::FlowId f{own.front(0)};
+    if (to_send_[f] == 0 || flow_key_[f] != key) break;  // stale: next_cell drops it
+    const int c = flow_class_[f];
+    const Bytes bytes = std::min(cell_size, to_send_[f]);
+    if (port.credits[c] < bytes) break;
+    to_send_[f] -= bytes;
+    const bool stay = to_send_[f] > 0;
+    if (stay) {
+      own.rotate(0);
+    } else {
+      own.pop(0);
+      port.has_own = !own.empty();
+    }
+    if (count == 0) {
+      burst.tail = 0;
+      // A flow that joins after this cell is served after every flow now in
+      // the turn: each of them can go once more (the first twice if it stays).
+      limit = std::min(kMaxBurst, flows + (stay ? 1 : 0));
+      burst.first = port_flows_[link].transmissions;
+    }
+    numbers = take_numbers(link);
+    burst.start[count] = at;
+    // Where it stays, it went to the back of the turn. (The first flow, sent
+    // again last, is placed by that; join never counts its first place.)
+    if (stay) burst.last[burst.tail++] = static_cast<std::uint8_t>(count + 1);
+    at = start_cell(link, c, f, bytes, at, numbers, sim);
+    ++count;
+  }
+  if (count == 0) return false;
+  burst.key = key;
+  burst.count = static_cast<std::uint32_t>(count);
+  if (port.queued != 0 || port.has_own) {  // more to send: wake when the last cell has left
+    port.free_pending = true;
+    send_numbered(sim, numbers, TransmissionEvent::kPortFree, node, at - now,
+                  EventTag::pack(NetEvent::kPortFree, link), 0);
+  }
+  return true;
+}
+
+std::uint64_t Nic::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag) {
+  return dag.flows().size() * kBytesPerFlow + fabric.link_count() * sizeof(PortFlows) +
+         std::uint64_t{fabric.gpu_count()} * (core::kStreams - 1) * sizeof(Burst);
+}
+
+}  // namespace shoal::net

@@ -1,0 +1,145 @@
+#include "shoal/net/ports.hpp"
+
+#include <algorithm>
+#include <string>
+
+namespace shoal::net {
+
+using topo::LinkId;
+
+std::vector<Time> Ports::failure_times(const topo::Fabric& fabric,
+                                       std::span<const LinkPerturbation> perturbations) {
+  std::vector<Time> at(fabric.link_count(), kTimeInfinity);
+  for (const LinkPerturbation& p : perturbations) {
+    if (p.fail) at[p.link] = std::min(at[p.link], p.at);
+  }
+  return at;
+}
+
+std::uint32_t Ports::lane_hops(const topo::Fabric& fabric, const NetworkOptions& options,
+                               std::span<const LinkPerturbation> perturbations) {
+  // A flow's cells that are h links into their path wait at one port and
+  // class only where routes never change: ECMP (not spraying), no link that
+  // fails, no starvation guard (a promoted flow's cells change class).
+  const bool failures = std::any_of(perturbations.begin(), perturbations.end(),
+                                    [](const LinkPerturbation& p) { return p.fail; });
+  const std::uint32_t hops = fabric.longest_route();
+  if (!options.lanes_by_hop || !options.switch_round_robin ||
+      options.load_balancing != LoadBalancing::kEcmp || failures ||
+      options.starvation_after != kTimeInfinity || hops > kMaxHops) {
+    return 0;
+  }
+  return hops;
+}
+
+PortQueues Ports::make_queues(const topo::Fabric& fabric, const work::Dag& dag,
+                              const NetworkOptions& options,
+                              std::span<const LinkPerturbation> perturbations) {
+  if (!options.switch_round_robin) return PortQueues::fifo();
+  const std::uint32_t hops = lane_hops(fabric, options, perturbations);
+  return hops == 0 ? PortQueues::hashed() : PortQueues::by_hop(dag.flows().size(), hops);
+}
+
+Ports::Ports(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim,
+             const NetworkOptions& options, std::span<const LinkPerturbation> perturbations)
+    : fabric_(fabric),
+      sim_(sim),
+      cell_size_(options.cell_size),
+      buffer_per_class_(options.buffer_per_class),
+      early_credits_(options.early_credits),
+      recording_(options.record),
+      count_queued_(options.load_balancing == LoadBalancing::kAdaptive),
+      ports_(fabric.link_count()),
+      queues_(make_queues(fabric, dag, options, perturbations)),
+      links_(fabric.link_count()),
+      perturbed_rate_(fabric.link_count(), 0),
+      queued_cells_(fabric.link_count(), 0) {
+  for (const LinkPerturbation& p : perturbations) {
+    if (p.fail) continue;
+    links_[p.link].perturbed_at = p.at;
+    links_[p.link].extra_latency = p.extra_latency;
+    perturbed_rate_[p.link] = p.rate > 0 ? p.rate : fabric.link(p.link).rate;
+  }
+  const std::vector<Time> fail_at = failure_times(fabric, perturbations);
+  for (LinkId l = 0; l < fabric.link_count(); ++l) {
+    const topo::Link& link = fabric.link(l);
+    LinkState& state = links_[l];
+    state.from = link.from;
+    state.to = link.to;
+    state.latency = link.latency;
+    state.source_here = sim.owns(link.from);
+    state.cell_time = transmit_time(options.cell_size, link.rate);
+    if (perturbed_rate_[l] > 0) {
+      state.perturbed_cell_time = transmit_time(options.cell_size, perturbed_rate_[l]);
+    }
+    state.credit_pace =
+        static_cast<double>(std::max(link.rate, perturbed_rate_[l])) / (8.0 * kSecond);
+    ports_[l].credits.fill(static_cast<std::int32_t>(options.buffer_per_class));
+    ports_[l].fail_at = fail_at[l];
+  }
+  if (options.record) {
+    meters_ = LinkMeters(
+        fabric, options, [&](LinkId l) { return sim.owns(fabric.link(l).from); }, perturbed_rate_);
+  }
+}
+
+std::int64_t Ports::check(LinkId l) const {
+  const Port& port = ports_[l];
+  std::int64_t cells = 0;
+  for (int c = 0; c < kClasses; ++c) {
+    const PortQueues::Turn& turn = port.turns[static_cast<std::size_t>(c)];
+    const std::size_t in_class = queues_.count(turn);
+    cells += static_cast<std::int64_t>(in_class);
+    const std::string where = "link " + std::to_string(l) + " class " + std::to_string(c);
+    if ((in_class != 0) != (((port.queued >> c) & 1) != 0)) {
+      invariant_violated(sim_.now(), where + ": the queued-class bit disagrees with its " +
+                                         std::to_string(in_class) + " cells");
+    }
+    if (!queues_.lanes_found_again(turn, l, c)) {
+      invariant_violated(sim_.now(),
+                         where +
+                             ": a lane holds cells of another flow or hop, or its key finds "
+                             "another lane");
+    }
+    if (port.credits[c] < 0 || port.credits[c] > buffer_per_class_) {
+      invariant_violated(sim_.now(), where + " holds " + std::to_string(port.credits[c]) +
+                                         " bytes of credit, outside 0.." +
+                                         std::to_string(buffer_per_class_));
+    }
+  }
+  return cells;
+}
+
+void Ports::check_drained(LinkId l) const {
+  const Port& port = ports_[l];
+  for (int c = 0; c < kClasses; ++c) {
+    if (port.credits[c] != buffer_per_class_) {
+      invariant_violated(sim_.now(),
+                         "at the end, link " + std::to_string(l) + " class " + std::to_string(c) +
+                             " has " + std::to_string(port.credits[c]) + " of " +
+                             std::to_string(buffer_per_class_) + " bytes of credit back");
+    }
+  }
+  if (port.queued != 0) {
+    invariant_violated(sim_.now(), "at the end, link " + std::to_string(l) + " still holds cells");
+  }
+}
+
+std::uint64_t Ports::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                    const NetworkOptions& options) {
+  // Cells in flight are bounded by the credits: a class's buffer per link; most
+  // links carry one or two classes at a time.
+  const std::uint64_t cells_per_link =
+      2 *
+      static_cast<std::uint64_t>(options.buffer_per_class / std::max<Bytes>(options.cell_size, 1));
+  const std::uint64_t per_link =
+      sizeof(Port) + sizeof(std::int32_t) + sizeof(LinkState) + sizeof(BitsPerSecond) +
+      cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell) +
+      (options.record ? LinkMeters::kBytesPerLink : 0);
+  // Lanes found by hop: a slot per flow and hop (counted as if no link fails).
+  const std::uint64_t lane_slots =
+      PortQueues::by_hop_bytes(dag.flows().size(), lane_hops(fabric, options, {}));
+  return fabric.link_count() * per_link + lane_slots;
+}
+
+}  // namespace shoal::net

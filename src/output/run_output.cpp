@@ -1,0 +1,265 @@
+#include "shoal/output/run_output.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include "shoal/exec/outcomes.hpp"
+#include "shoal/output/build_info.hpp"
+
+namespace shoal::output {
+namespace {
+
+using exec::ComputeRecord;
+using exec::FlowRecord;
+using Type = Column::Type;
+
+struct CoflowRow {
+  std::uint32_t id, job, iteration, micro_batch, layer, stage;
+  std::uint8_t type, cls;
+  std::uint32_t key, flows;
+  std::int64_t bytes, start_ps, end_ps;
+};
+
+struct IterationRow {
+  std::uint32_t job, iteration;
+  std::int64_t start_ps, end_ps, exposed_comm_mean_ps, exposed_comm_max_ps;
+};
+
+struct LinkUtilRow {
+  std::uint32_t link, bin;
+  std::int64_t start_ps, bytes;
+  double utilization;  // bytes / (rate x bin width)
+};
+
+struct LinkRow {
+  std::uint32_t id, src, dst;
+  std::uint8_t tier;
+  std::int64_t rate_bps, bytes;
+  std::int64_t bytes_c[net::kClasses];
+  std::int64_t busy_ps;
+};
+
+#define SHOAL_COLUMN(row, field, type) \
+  Column { #field, offsetof(row, field), type }
+
+std::string read_text(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+}  // namespace
+
+RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force, bool flows)
+    : comm_(comm), file_(comm, path, force), flows_(flows) {
+  const std::string ps = "ps for *_ps columns; bytes";
+  if (flows_) {
+    flows_table_ = file_.add_table(
+        "flows", sizeof(FlowRecord),
+        {SHOAL_COLUMN(FlowRecord, id, Type::kU32), SHOAL_COLUMN(FlowRecord, coflow, Type::kU32),
+         SHOAL_COLUMN(FlowRecord, src_gpu, Type::kU32),
+         SHOAL_COLUMN(FlowRecord, dst_gpu, Type::kU32), SHOAL_COLUMN(FlowRecord, bytes, Type::kI64),
+         SHOAL_COLUMN(FlowRecord, start_ps, Type::kI64),
+         SHOAL_COLUMN(FlowRecord, end_ps, Type::kI64)},
+        ps);
+  }
+  compute_table_ = file_.add_table(
+      "compute", sizeof(ComputeRecord),
+      {SHOAL_COLUMN(ComputeRecord, task, Type::kU32), SHOAL_COLUMN(ComputeRecord, gpu, Type::kU32),
+       SHOAL_COLUMN(ComputeRecord, job, Type::kU32),
+       SHOAL_COLUMN(ComputeRecord, iteration, Type::kU32),
+       SHOAL_COLUMN(ComputeRecord, micro_batch, Type::kU32),
+       SHOAL_COLUMN(ComputeRecord, layer, Type::kU32), SHOAL_COLUMN(ComputeRecord, kind, Type::kU8),
+       SHOAL_COLUMN(ComputeRecord, start_ps, Type::kI64),
+       SHOAL_COLUMN(ComputeRecord, end_ps, Type::kI64)},
+      ps);
+  file_.attribute("compute", "kind_names", std::string("other,fwd,bwd,optimizer"));
+  coflows_table_ = file_.add_table(
+      "coflows", sizeof(CoflowRow),
+      {SHOAL_COLUMN(CoflowRow, id, Type::kU32), SHOAL_COLUMN(CoflowRow, job, Type::kU32),
+       SHOAL_COLUMN(CoflowRow, iteration, Type::kU32),
+       SHOAL_COLUMN(CoflowRow, micro_batch, Type::kU32), SHOAL_COLUMN(CoflowRow, layer, Type::kU32),
+       SHOAL_COLUMN(CoflowRow, stage, Type::kU32), SHOAL_COLUMN(CoflowRow, type, Type::kU8),
+       SHOAL_COLUMN(CoflowRow, key, Type::kU32),
+       Column{"class", offsetof(CoflowRow, cls), Type::kU8},
+       SHOAL_COLUMN(CoflowRow, flows, Type::kU32), SHOAL_COLUMN(CoflowRow, bytes, Type::kI64),
+       SHOAL_COLUMN(CoflowRow, start_ps, Type::kI64), SHOAL_COLUMN(CoflowRow, end_ps, Type::kI64)},
+      ps);
+  file_.attribute("coflows", "type_names", std::string("EP,PP,DP,TP,OTHER"));
+  iterations_table_ = file_.add_table("iterations", sizeof(IterationRow),
+                                      {SHOAL_COLUMN(IterationRow, job, Type::kU32),
+                                       SHOAL_COLUMN(IterationRow, iteration, Type::kU32),
+                                       SHOAL_COLUMN(IterationRow, start_ps, Type::kI64),
+                                       SHOAL_COLUMN(IterationRow, end_ps, Type::kI64),
+                                       SHOAL_COLUMN(IterationRow, exposed_comm_mean_ps, Type::kI64),
+                                       SHOAL_COLUMN(IterationRow, exposed_comm_max_ps, Type::kI64)},
+                                      ps);
+  std::vector<Column> link_columns = {
+      SHOAL_COLUMN(LinkRow, id, Type::kU32),       SHOAL_COLUMN(LinkRow, src, Type::kU32),
+      SHOAL_COLUMN(LinkRow, dst, Type::kU32),      SHOAL_COLUMN(LinkRow, tier, Type::kU8),
+      SHOAL_COLUMN(LinkRow, rate_bps, Type::kI64), SHOAL_COLUMN(LinkRow, bytes, Type::kI64)};
+  for (int c = 0; c < net::kClasses; ++c) {
+    link_columns.push_back(Column{"bytes_c" + std::to_string(c),
+                                  offsetof(LinkRow, bytes_c) + sizeof(std::int64_t) * c,
+                                  Type::kI64});
+  }
+  link_columns.push_back(SHOAL_COLUMN(LinkRow, busy_ps, Type::kI64));
+  links_table_ = file_.add_table("links", sizeof(LinkRow), link_columns,
+                                 "bits/s for rate_bps; bytes; ps for busy_ps");
+  file_.attribute("links", "tier_names", std::string("nvlink,host,spine,core"));
+  link_util_table_ = file_.add_table(
+      "link_util", sizeof(LinkUtilRow),
+      {SHOAL_COLUMN(LinkUtilRow, link, Type::kU32), SHOAL_COLUMN(LinkUtilRow, bin, Type::kU32),
+       SHOAL_COLUMN(LinkUtilRow, start_ps, Type::kI64),
+       SHOAL_COLUMN(LinkUtilRow, bytes, Type::kI64),
+       SHOAL_COLUMN(LinkUtilRow, utilization, Type::kF64)},
+      "ps for start_ps; bytes sent in the bin (cells counted in the bin they start in); "
+      "utilization = bytes x 8 / (rate x bin width)");
+  // Readable from the start: a rank that dies before the first periodic flush
+  // leaves a .partial file with its (empty) tables, not one without a superblock.
+  file_.flush();
+}
+
+void RunOutput::append_records(exec::Recorder& recorder) {
+  auto& flows = recorder.flow_records();
+  if (flows_) file_.append(flows_table_, flows.data(), flows.size());
+  flows.clear();
+  auto& compute = recorder.compute_records();
+  file_.append(compute_table_, compute.data(), compute.size());
+  compute.clear();
+}
+
+void RunOutput::attach(exec::Model& model, std::int64_t events_per_rank) {
+  // Paced by events, not by synchronizations: with a 1 us lookahead a training
+  // run synchronizes over a million times, and a parallel HDF5 flush every 256
+  // of them cost more than the simulation (docs/performance.md).
+  const std::int64_t every = events_per_rank * comm_.size();
+  model.set_sync_hook([this, &model, every](const core::Simulator& sim) {
+    if (sim.global_events() - flushed_at_ < every) return;
+    flushed_at_ = sim.global_events();
+    append_records(model.recorder());
+    // On disk now: if a rank fails later, the .partial file is readable up to here.
+    file_.flush();
+  });
+  if (comm_.size() == 1) {
+    // One rank runs one unbounded window: without this its rows would wait in
+    // memory until the end (470 MB for the 1,024-GPU Qwen job). Appending is
+    // collective, which on one rank it trivially is.
+    model.set_batch_hook([this, &model] {
+      if (++batches_ % 64 != 0) return;  // every 4 M events
+      append_records(model.recorder());
+      file_.flush();
+    });
+  }
+}
+
+void RunOutput::finish(const exec::RunSetup& setup, exec::Model& model, const exec::RunResults& r,
+                       const core::RunSummary& summary, const std::string& policy,
+                       const sched::CoflowPriorities& priorities, bool completed) {
+  model.set_sync_hook({});
+  model.recorder().record_unfinished();
+  append_records(model.recorder());
+  const work::Dag& dag = setup.dag;
+  std::vector<CoflowRow> coflows;
+  std::vector<IterationRow> iterations;
+  std::vector<LinkRow> links;
+  if (comm_.rank() == 0) {  // the reduced results live on rank 0
+    for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
+      const work::Coflow& coflow = dag.coflows()[c];
+      const work::CoflowLabels& l = coflow.labels;
+      const exec::CoflowOutcome o = exec::coflow_outcome(dag, r, work::CoflowId{c});
+      const Time start = o.start, end = o.end;
+      const bool done = o.done;
+      const Bytes bytes = o.bytes;
+      coflows.push_back({c, l.job, l.iteration, l.micro_batch, l.layer, l.stage,
+                         static_cast<std::uint8_t>(l.type), priorities.cls[c], priorities.key[c],
+                         coflow.flow_count, bytes, start == kTimeInfinity ? -1 : start,
+                         done ? end : -1});
+    }
+    for (const work::JobSpec& job : setup.jobs) {
+      const work::ParallelSpec& p = job.parallel;
+      const exec::IterationTimes times = exec::iteration_times(dag, r, job);
+      const std::vector<Time>& start = times.start;
+      const std::vector<Time>& end = times.end;
+      for (std::uint32_t i = 0; i < p.iterations; ++i) {
+        // Exposed communication of the iteration: idle time that ended when a
+        // coflow made one of its tasks ready, per GPU.
+        Time wait_sum = 0, wait_max = 0;
+        for (std::uint32_t g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) {
+          const Time w =
+              i < r.iterations ? r.gpu_iteration_wait[std::size_t{g} * r.iterations + i] : 0;
+          wait_sum += w;
+          wait_max = std::max(wait_max, w);
+        }
+        iterations.push_back(
+            {job.id, i, i == 0 ? start[0] : end[i - 1], end[i], wait_sum / p.gpus, wait_max});
+      }
+    }
+    const topo::Fabric& fabric = *setup.fabric;
+    for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
+      const topo::Link& link = fabric.link(l);
+      LinkRow row{l, link.from, link.to, static_cast<std::uint8_t>(link.tier), link.rate, 0, {}, 0};
+      for (int c = 0; c < net::kClasses; ++c) {
+        row.bytes_c[c] = r.link_bytes.empty()
+                             ? 0
+                             : static_cast<std::int64_t>(r.link_bytes[l * net::kClasses + c]);
+        row.bytes += row.bytes_c[c];
+      }
+      row.busy_ps = r.link_busy.empty() ? 0 : static_cast<std::int64_t>(r.link_busy[l]);
+      links.push_back(row);
+    }
+  }
+  file_.append(coflows_table_, coflows.data(), coflows.size());
+  file_.append(iterations_table_, iterations.data(), iterations.size());
+  file_.append(links_table_, links.data(), links.size());
+  std::vector<LinkUtilRow> util;
+  // Wider than [output] link_util_bin where a long run reached link_util_memory.
+  const Time width = r.link_util_width > 0 ? r.link_util_width : setup.network.link_util_bin;
+  for (std::size_t i = 0; i < r.link_util_links.size(); ++i) {
+    const topo::LinkId l = r.link_util_links[i];
+    const double capacity = static_cast<double>(setup.fabric->link(l).rate) / 8.0 *
+                            static_cast<double>(width) / 1e12;  // bytes per bin
+    for (std::uint64_t b = 0; b < r.link_util_bins; ++b) {
+      const auto bytes = static_cast<std::int64_t>(r.link_util_bytes[i * r.link_util_bins + b]);
+      util.push_back({l, static_cast<std::uint32_t>(b), static_cast<std::int64_t>(b) * width, bytes,
+                      static_cast<double>(bytes) / capacity});
+    }
+  }
+  file_.append(link_util_table_, util.data(), util.size());
+  file_.attribute("link_util", "bin_ps", static_cast<std::int64_t>(width));
+
+  const BuildInfo build = build_info();
+  file_.attribute("meta", "config", read_text(setup.config_path));
+  file_.attribute("meta", "version", build.shoal_version);
+  file_.attribute("meta", "commit", build.git_commit);
+  file_.attribute("meta", "seed", static_cast<std::int64_t>(setup.engine.seed));
+  file_.attribute("meta", "ranks", static_cast<std::int64_t>(summary.ranks));
+  file_.attribute("meta", "partition", summary.partition);
+  file_.attribute("meta", "cell_size", static_cast<std::int64_t>(setup.network.cell_size));
+  file_.attribute("meta", "wall_seconds", summary.wall_seconds);
+  file_.attribute("meta", "events", summary.events);
+  file_.attribute("meta", "cell_hops", r.cell_hops);
+  file_.attribute("meta", "completed", static_cast<std::int64_t>(completed ? 1 : 0));
+  file_.attribute("meta", "policy", policy);
+  file_.attribute("meta", "fabric",
+                  setup.fabric->kind() + " (" + setup.fabric->description() + ")");
+  file_.attribute("meta", "gpus", static_cast<std::int64_t>(setup.fabric->gpu_count()));
+  BitsPerSecond rate = 0;
+  for (topo::LinkId l = 0; l < setup.fabric->link_count(); ++l) {
+    if (setup.fabric->link(l).tier == topo::Tier::kHost) {
+      rate = setup.fabric->link(l).rate;
+      break;
+    }
+  }
+  file_.attribute("meta", "link_rate_bps", static_cast<std::int64_t>(rate));
+  file_.attribute("meta", "workload", setup.workload);
+  std::string overrides;
+  for (const std::string& o : setup.overrides) overrides += (overrides.empty() ? "" : "\n") + o;
+  file_.attribute("meta", "overrides", overrides);
+  file_.attribute("meta", "sweep_point", setup.sweep_point);
+  file_.commit();
+}
+
+}  // namespace shoal::output

@@ -1,0 +1,97 @@
+// What a training job's traffic is in closed form (EP pair bytes, skew
+// weights), how its ranks are placed, and what its generated DAG sends per GPU.
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "shoal/core/error.hpp"
+#include "shoal/work/training_dag.hpp"
+
+namespace shoal::work {
+
+Bytes ep_pair_bytes(const JobSpec& job) {
+  const ModelSpec& m = job.model;
+  const ParallelSpec& p = job.parallel;
+  return static_cast<Bytes>(p.micro_batch_tokens / p.tp * m.top_k * m.hidden * m.dtype_bytes /
+                            p.ep);
+}
+
+std::vector<double> ep_weights(const JobSpec& job) {
+  const std::uint32_t ep = job.parallel.ep;
+  std::vector<double> w(ep, 1.0);
+  if (ep < 2) return w;
+  if (job.skew.zipf > 0) {
+    double sum = 0;
+    for (std::uint32_t j = 0; j < ep; ++j) sum += w[j] = 1.0 / std::pow(j + 1.0, job.skew.zipf);
+    for (double& x : w) x *= ep / sum;
+  } else if (job.skew.hot_ratio > 1) {
+    w[0] = job.skew.hot_ratio;
+    for (std::uint32_t j = 1; j < ep; ++j) w[j] = (ep - job.skew.hot_ratio) / (ep - 1);
+  }
+  return w;
+}
+
+std::array<int, 4> placement_axes(const std::string& order) {
+  std::array<int, 4> axes{};
+  std::size_t n = 0, pos = 0;
+  bool seen[4] = {false, false, false, false};
+  while (pos <= order.size()) {
+    const std::size_t dash = std::min(order.find('-', pos), order.size());
+    const std::string name = order.substr(pos, dash - pos);
+    int axis = -1;
+    if (name == "tp") axis = 0;
+    if (name == "ep") axis = 1;
+    if (name == "dp") axis = 2;
+    if (name == "pp") axis = 3;
+    if (axis < 0 || n == 4 || seen[axis]) {
+      throw Error("parallelism.order \"" + order +
+                  "\" must name tp, ep, dp and pp once each, innermost first (e.g. tp-ep-dp-pp)");
+    }
+    seen[axis] = true;
+    axes[n++] = axis;
+    pos = dash + 1;
+  }
+  if (n != 4) {
+    throw Error("parallelism.order \"" + order +
+                "\" must name tp, ep, dp and pp once each, innermost first (e.g. tp-ep-dp-pp)");
+  }
+  return axes;
+}
+
+JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_per_server) {
+  const ModelSpec& m = job.model;
+  const ParallelSpec& p = job.parallel;
+  JobTraffic t;
+  t.ep_dispatch_per_gpu = m.experts > 0 ? ep_pair_bytes(job) * (p.ep - 1) : 0;
+  t.pp_per_send =
+      p.pp > 1 ? static_cast<Bytes>(p.micro_batch_tokens * m.hidden * m.dtype_bytes / p.tp) : 0;
+  t.tp_per_layer_pass =
+      p.tp > 1 ? static_cast<Bytes>(2 * 2 * (p.tp - 1) *
+                                    (p.micro_batch_tokens * m.hidden * m.dtype_bytes) / p.tp)
+               : 0;
+  for (const Coflow& c : dag.coflows()) {
+    if (c.labels.job != job.id || c.labels.iteration != 0) continue;
+    const auto type = static_cast<std::size_t>(c.labels.type);
+    ++t.coflows[type];
+    for (const Flow& f : dag.flows_of(c)) {
+      const bool nvlink = f.src / gpus_per_server == f.dst / gpus_per_server;
+      (nvlink ? t.nvlink : t.network)[type] += f.bytes;
+      if (c.labels.type == CoflowType::kDp && c.name.find(".rs") != std::string::npos) {
+        // Reduce-scatter bytes per GPU, dense or experts (from the group's name).
+        const bool experts = c.name.find(".dpe") != std::string::npos;
+        (experts ? t.dp_expert_per_gpu : t.dp_dense_per_gpu) += f.bytes;
+      }
+    }
+  }
+  for (std::size_t i = 0; i < 5; ++i) {
+    t.network[i] /= p.gpus;
+    t.nvlink[i] /= p.gpus;
+  }
+  t.dp_dense_per_gpu /= p.gpus;
+  t.dp_expert_per_gpu /= p.gpus;
+  return t;
+}
+
+}  // namespace shoal::work

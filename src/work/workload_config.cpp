@@ -1,0 +1,93 @@
+#include "shoal/work/workload_config.hpp"
+
+#include <filesystem>
+
+#include "shoal/core/error.hpp"
+#include "shoal/work/case_ii_panel.hpp"
+#include "shoal/work/job_file.hpp"
+#include "shoal/work/training_dag.hpp"
+#include "shoal/work/workload_loader.hpp"
+
+namespace shoal::work {
+
+Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpus_per_server,
+                       Dag& dag) {
+  const std::string prefix = "config " + config.path() + ": ";
+  Workload workload;
+  constexpr std::string_view w = "workload";
+  const auto file = config.string(w, "file");
+  const auto generator = config.string(w, "generator");
+  const auto job = config.string(w, "job");
+  const auto jobs = config.strings(w, "jobs");
+  if (file.has_value() + generator.has_value() + job.has_value() + jobs.has_value() != 1) {
+    throw Error(prefix +
+                "workload: give one of file = \"...\" (a workload file), job = \"...\" "
+                "or jobs = [...] (training job files), generator = \"case-ii-panel\"");
+  }
+  auto relative = [&](const std::string& name) {
+    const std::filesystem::path p(name);
+    return p.is_absolute() ? p.string()
+                           : (std::filesystem::path(config.path()).parent_path() / p).string();
+  };
+  if (job || jobs) {
+    const std::vector<std::string> files = jobs ? *jobs : std::vector<std::string>{*job};
+    if (files.empty()) throw Error(prefix + "workload.jobs is empty");
+    for (std::size_t j = 0; j < files.size(); ++j) {
+      JobSpec spec = read_job_file(relative(files[j]));
+      spec.id = static_cast<std::uint32_t>(j);
+      if (job) apply_job_overrides(config, "job", spec);  // [job]: this run's changes
+      spec.resolve(gpus, gpus_per_server);
+      for (const JobSpec& other : workload.jobs) {
+        const auto a0 = spec.parallel.first_gpu, a1 = a0 + spec.parallel.gpus;
+        const auto b0 = other.parallel.first_gpu, b1 = b0 + other.parallel.gpus;
+        if (a0 < b1 && b0 < a1) {
+          throw Error(prefix + "workload.jobs: " + spec.file + " and " + other.file +
+                      " share GPUs (set parallelism.first_gpu and gpus)");
+        }
+      }
+      add_training_job(spec, dag);
+      workload.jobs.push_back(std::move(spec));
+    }
+    dag.resolve();
+    workload.name = files.front();
+  } else if (generator) {
+    if (*generator != "case-ii-panel") {
+      throw Error(prefix + "workload.generator: unknown generator \"" + *generator +
+                  "\" (choose case-ii-panel)");
+    }
+    CaseIiPanel panel;
+    panel.ep_bytes = config.bytes(w, "ep_bytes").value_or(panel.ep_bytes);
+    panel.pp_bytes = config.bytes(w, "pp_bytes").value_or(panel.pp_bytes);
+    panel.dp_bytes = config.bytes(w, "dp_bytes").value_or(panel.dp_bytes);
+    panel.compute = config.time(w, "compute").value_or(panel.compute);
+    const std::int64_t layer = config.integer(w, "layer").value_or(panel.layer);
+    if (layer < 1 || layer > UINT32_MAX) throw Error(prefix + "workload.layer must be at least 1");
+    panel.layer = static_cast<std::uint32_t>(layer);
+    workload.name = "case-ii-panel";
+    try {
+      add_case_ii_panel(panel, dag);
+    } catch (const Error& e) {
+      throw Error(prefix + "workload: " + e.what());
+    }
+  } else {
+    workload.name = relative(*file);
+    const std::string format = config.string(w, "format").value_or("auto");
+    try {
+      load_workload(workload.name, format, dag);
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      // The readers name the file; a bad format name is the config's mistake.
+      if (what.rfind("unknown workload format", 0) == 0)
+        throw Error(prefix + "workload.format: " + what);
+      throw;
+    }
+  }
+  try {
+    dag.validate(gpus);
+  } catch (const Error& e) {
+    throw Error("workload " + workload.name + ": " + e.what());
+  }
+  return workload;
+}
+
+}  // namespace shoal::work
