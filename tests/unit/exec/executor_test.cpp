@@ -1,0 +1,109 @@
+// The DAG executor and the recorder on cases whose every time is known in
+// closed form: a task waiting for a coflow at its receiver and at its sender
+// (the acknowledgement), the exposed communication each GPU records, a
+// straggler, and the end-of-run checks of the model.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "error_checks.hpp"
+#include "one_rank_run.hpp"
+#include "shoal/exec/model.hpp"
+#include "shoal/topo/builders.hpp"
+
+namespace shoal::exec {
+namespace {
+
+using test::error_of;
+using test::Has;
+
+constexpr Time L = kMicrosecond;  // every link's latency (topo::FabricSpec's default)
+constexpr Time T = 327'680;       // a 4 KiB cell at 100 Gb/s
+
+/// Two GPUs, one a server, on one switch: GPU -> switch -> GPU is two links.
+topo::Fabric two_gpus() {
+  topo::FabricSpec spec;
+  spec.gpus = 2;
+  spec.gpus_per_server = 1;
+  return topo::build_single_switch(spec);
+}
+
+// A coflow of one flow of 4 cells from GPU 0 to GPU 1 at time 0. Its last
+// byte reaches GPU 1 at 2L + 4T (the cells pipeline through the switch); the
+// acknowledgement reaches GPU 0 one path (2L) later. GPU 1's task waits for the
+// coflow at its receiver, GPU 0's at its sender; both GPUs are idle until then,
+// which is what they record as exposed communication, by the iteration label
+// of the task that became ready.
+TEST(Executor, TasksWaitForACoflowAtItsReceiverAndItsSender) {
+  work::Dag dag;
+  const std::vector<work::Flow> flow{{0, 1, 4 * 4096}};
+  dag.add_coflow("c", {}, 0, flow, {});
+  work::TaskLabels second;
+  second.iteration = 1;
+  dag.add_task("at-receiver", 1, 10 * kMicrosecond, {"c"}, second);
+  dag.add_task("at-sender", 0, 5 * kMicrosecond, {"c"});
+  dag.resolve();
+  const RunResults r = test::run_one_rank(two_gpus(), dag, {}, {}, {}, true).results;
+  const Time received = 2 * L + 4 * T;
+  ASSERT_EQ(received, 3'310'720);
+  EXPECT_EQ(r.flow_end[0], received);
+  EXPECT_EQ(r.task_start[0], received);
+  EXPECT_EQ(r.task_end[0], received + 10 * kMicrosecond);
+  const Time acknowledged = received + 2 * L;
+  EXPECT_EQ(r.task_start[1], acknowledged);
+  EXPECT_EQ(r.task_end[1], acknowledged + 5 * kMicrosecond);
+  EXPECT_EQ(r.gpu_busy, (std::vector<Time>{5 * kMicrosecond, 10 * kMicrosecond}));
+  EXPECT_EQ(r.gpu_comm_wait, (std::vector<Time>{acknowledged, received}));
+  ASSERT_EQ(r.iterations, 2u);
+  EXPECT_EQ(r.gpu_iteration_wait, (std::vector<Time>{acknowledged, 0, 0, received}));
+  EXPECT_EQ(r.bytes_delivered, 4 * 4096);
+}
+
+// GPU 0 computes a, then b after it, 10 us each. A straggler slows tasks that
+// start at or after its time: from 5 us, b (starting at 10 us) takes 2.5 times
+// as long; from 0, both do.
+TEST(Executor, AStragglerSlowsTheTasksThatStartFromItsTime) {
+  work::Dag dag;
+  dag.add_task("a", 0, 10 * kMicrosecond, {});
+  dag.add_task("b", 0, 10 * kMicrosecond, {"a"});
+  dag.resolve();
+  for (const Time at : {5 * kMicrosecond, Time{0}}) {
+    SCOPED_TRACE(format_time(at));
+    Perturbations p;
+    p.gpus.push_back({0, at, 2.5});
+    const RunResults r = test::run_one_rank(two_gpus(), dag, {}, p).results;
+    const Time a = at == 0 ? 25 * kMicrosecond : 10 * kMicrosecond;
+    EXPECT_EQ(r.task_end[0], a);
+    EXPECT_EQ(r.task_start[1], a);
+    EXPECT_EQ(r.task_end[1], a + 25 * kMicrosecond);
+    EXPECT_EQ(r.gpu_busy[0], a + 25 * kMicrosecond);
+    EXPECT_EQ(r.gpu_comm_wait[0], 0);  // it never waited on a coflow
+  }
+}
+
+TEST(Model, CheckOutcomeNamesADeadlockATaskThatNeverRanAndLostBytes) {
+  work::Dag dag;
+  const std::vector<work::Flow> flow{{0, 1, 1000}};
+  dag.add_coflow("c", {}, 0, flow, {});
+  dag.add_task("t", 1, 1, {"c"});
+  dag.resolve();
+  RunResults r;
+  r.flow_end = {-1};
+  r.task_end = {-1};
+  EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity); }),
+                  "flows unfinished and no end time: a deadlock"));
+  Model::check_outcome(dag, r, kMillisecond);  // cut off by an end time: fine
+  r.flow_end = {5};
+  r.bytes_delivered = 1000;
+  EXPECT_TRUE(
+      Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity); }), "task 0 never ran"));
+  r.task_end = {7};
+  Model::check_outcome(dag, r, kTimeInfinity);
+  r.bytes_delivered = 999;
+  EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kMillisecond); }),
+                  "conservation: delivered 999 bytes of 1000"));
+}
+
+}  // namespace
+}  // namespace shoal::exec
