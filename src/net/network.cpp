@@ -164,7 +164,8 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   const Time start = std::max(now, ready);
   const Time finish = start + serialize;
   ports_.occupy(link, cls, bytes, start, serialize);
-  const TransmissionNumbers numbers = nic_.take_numbers(link);
+  const LinkState& state = ports_.link(link);
+  const TransmissionNumbers numbers = nic_.take_numbers(link, state);
   Port& port = ports_[link];
   // More to send: wake when this cell has left. A switch sends that first, as
   // it always has; a GPU's port last, its events in the order of their numbers.
@@ -172,7 +173,6 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   if (wake) port.free_pending = true;
   const std::uint32_t port_free = EventTag::pack(NetEvent::kPortFree, link);
   if (wake && numbers.stream == 0) sim.send(node, finish - now, port_free, 0);
-  const LinkState& state = ports_.link(link);
   const Time head = start + ports_.latency(link, slow);
   bool last = false;
   if (!state.delivers || head >= sim.end_time() ||
@@ -202,8 +202,9 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
                 EventTag::pack(NetEvent::kCredit, in_link), CreditPayload{cls, bytes}.pack());
 }
 
-bool Network::delivered(LinkId link, int cls, FlowId flow, Bytes bytes, Time tail, bool slow,
-                        bool& last, core::Simulator& sim) {
+[[gnu::always_inline]] inline bool Network::delivered(LinkId link, int cls, FlowId flow,
+                                                      Bytes bytes, Time tail, bool slow, bool& last,
+                                                      core::Simulator& sim) {
   const work::Flow& f = dag_.flows()[flow];
   if (gpu_of(ports_.link(link).to) != f.dst) return false;  // relayed (PXN) on from there
   // The last cell ends its flow at the receiver, in an event of the receiver's

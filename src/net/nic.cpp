@@ -147,7 +147,7 @@ bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator&
       limit = std::min(kMaxBurst, flows + (stay ? 1 : 0));
       burst.first = port_flows_[link].transmissions;
     }
-    numbers = take_numbers(link);
+    numbers = take_numbers(link, state);
     burst.start[count] = at;
     // Where it stays, it went to the back of the turn. (The first flow, sent
     // again last, is placed by that; join never counts its first place.)

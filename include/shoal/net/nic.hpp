@@ -71,10 +71,12 @@ class Nic {
   TransmissionNumbers numbers_of(topo::LinkId link, std::uint64_t n) const {
     return {ports_.link(link).stream, kEventsPerTransmission * n};
   }
-  /// The numbers of the next transmission on `link` (the node's own where not at a GPU).
-  [[gnu::always_inline]] TransmissionNumbers take_numbers(topo::LinkId link) {
-    if (ports_.link(link).stream == 0) return {};
-    return numbers_of(link, port_flows_[link].transmissions++);
+  /// The numbers of the next transmission on `link`, whose state is `state`
+  /// (the node's own where not at a GPU).
+  [[gnu::always_inline]] TransmissionNumbers take_numbers(topo::LinkId link,
+                                                          const LinkState& state) {
+    if (state.stream == 0) return {};
+    return {state.stream, kEventsPerTransmission * port_flows_[link].transmissions++};
   }
   /// The numbers of the port's last transmission (its port-free event's).
   TransmissionNumbers last_numbers(topo::LinkId link) const {

@@ -132,7 +132,7 @@ class Ports {
     return true;
   }
   /// Removes the front cell of a class that has one.
-  void pop(topo::LinkId link, int cls) {
+  [[gnu::always_inline]] void pop(topo::LinkId link, int cls) {
     Port& port = ports_[link];
     PortQueues::Turn& turn = port.turns[static_cast<std::size_t>(cls)];
     queues_.pop(turn, link, cls);
