@@ -90,19 +90,20 @@ std::int64_t Ports::check(LinkId l) const {
     const PortQueues::Turn& turn = port.turns[static_cast<std::size_t>(c)];
     const std::size_t in_class = queues_.count(turn);
     cells += static_cast<std::int64_t>(in_class);
-    const std::string where = "link " + std::to_string(l) + " class " + std::to_string(c);
+    // Called after every window: the message is built only for a violation.
+    auto where = [&] { return "link " + std::to_string(l) + " class " + std::to_string(c); };
     if ((in_class != 0) != (((port.queued >> c) & 1) != 0)) {
-      invariant_violated(sim_.now(), where + ": the queued-class bit disagrees with its " +
+      invariant_violated(sim_.now(), where() + ": the queued-class bit disagrees with its " +
                                          std::to_string(in_class) + " cells");
     }
     if (!queues_.lanes_found_again(turn, l, c)) {
       invariant_violated(sim_.now(),
-                         where +
+                         where() +
                              ": a lane holds cells of another flow or hop, or its key finds "
                              "another lane");
     }
     if (port.credits[c] < 0 || port.credits[c] > buffer_per_class_) {
-      invariant_violated(sim_.now(), where + " holds " + std::to_string(port.credits[c]) +
+      invariant_violated(sim_.now(), where() + " holds " + std::to_string(port.credits[c]) +
                                          " bytes of credit, outside 0.." +
                                          std::to_string(buffer_per_class_));
     }
