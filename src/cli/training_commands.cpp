@@ -53,9 +53,12 @@ int traffic(const TrainingArgs& args) {
         t.ep_dispatch_per_gpu, work::ep_pair_bytes(job), p.ep - 1);
     fmt::print("  one PP send: {} B; TP per layer and pass per GPU: {} B\n", t.pp_per_send,
                t.tp_per_layer_pass);
+    fmt::print("  {}\n", work::describe_schedule(job));
     fmt::print(
-        "  ZeRO-2 reduce-scatter per GPU per iteration (= all-gather): dense {} B, experts {} B\n",
-        t.dp_dense_per_gpu, t.dp_expert_per_gpu);
+        "  DP per GPU per iteration: reduce-scatter dense {} B, experts {} B ({} coflows); "
+        "all-gather dense {} B, experts {} B\n",
+        t.dp_reduce_dense_per_gpu, t.dp_reduce_expert_per_gpu, t.dp_reductions,
+        t.dp_gather_dense_per_gpu, t.dp_gather_expert_per_gpu);
     fmt::print("  per GPU per iteration, mean over the job's GPUs:\n");
     fmt::print("  {:<6} {:>16} {:>16} {:>10}\n", "type", "network", "NVLink", "coflows");
     for (const work::CoflowType type : types) {

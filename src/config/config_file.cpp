@@ -112,6 +112,11 @@ std::optional<std::int64_t> ConfigFile::integer(std::string_view table, std::str
   return n->as_integer()->get();
 }
 
+bool ConfigFile::holds_integer(std::string_view table, std::string_view key) {
+  const toml::node* n = find(*impl_, path_, table, key);
+  return n != nullptr && n->is_integer();
+}
+
 std::optional<double> ConfigFile::number(std::string_view table, std::string_view key) {
   const toml::node* n = find(*impl_, path_, table, key);
   if (n == nullptr) return std::nullopt;

@@ -88,6 +88,56 @@ void read_skew(config::ConfigFile& c, std::string_view t, SkewSpec& s) {
   s.zipf = c.number(t, "zipf").value_or(s.zipf);
 }
 
+void read_schedule(config::ConfigFile& c, std::string_view t, ScheduleSpec& s) {
+  const std::string where = "config " + c.path() + ": " + std::string(t) + ".";
+  if (const auto reduce = c.string(t, "dp_reduce")) {
+    if (*reduce == "last-micro-batch") {
+      s.dp_reduce = DpReduce::kLastMicroBatch;
+    } else if (*reduce == "every-micro-batch") {
+      s.dp_reduce = DpReduce::kEveryMicroBatch;
+    } else {
+      throw Error(where + "dp_reduce \"" + *reduce +
+                  "\" is unknown (last-micro-batch or every-micro-batch)");
+    }
+  }
+  if (c.holds_integer(t, "dp_bucket")) {
+    std::uint64_t parameters = 0;
+    read_count(c, t, "dp_bucket", parameters);
+    if (parameters == 0) throw Error(where + "dp_bucket must be at least one parameter");
+    s.dp_bucket = ScheduleSpec::Bucket::kParameters;
+    s.dp_bucket_parameters = parameters;
+  } else if (const auto bucket = c.string(t, "dp_bucket")) {
+    using B = ScheduleSpec::Bucket;
+    if (*bucket == "megatron") {
+      s.dp_bucket = B::kMegatron;
+    } else if (*bucket == "deepspeed") {
+      s.dp_bucket = B::kDeepSpeed;
+    } else if (*bucket == "layer") {
+      s.dp_bucket = B::kLayer;
+    } else if (*bucket == "buffer") {
+      s.dp_bucket = B::kBuffer;
+    } else {
+      // A size in bytes of reduced gradients: as many parameters as it holds.
+      Bytes bytes = 0;
+      try {
+        bytes = parse_bytes(*bucket);
+      } catch (const Error&) {
+        throw Error(where + "dp_bucket \"" + *bucket +
+                    "\" is neither megatron, deepspeed, layer, buffer, a number of parameters "
+                    "nor a size (\"160MB\")");
+      }
+      if (bytes <= 0) throw Error(where + "dp_bucket must be at least one byte");
+      s.dp_bucket = B::kParameters;
+      s.dp_bucket_bytes = static_cast<std::uint64_t>(bytes);
+    }
+  }
+  read_count(c, t, "grad_reduce_dtype_bytes", s.grad_reduce_dtype_bytes);
+  if (s.grad_reduce_dtype_bytes == 0 || s.grad_reduce_dtype_bytes > 8) {
+    throw Error(where + "grad_reduce_dtype_bytes must be 1 to 8 (2: bf16, 4: fp32)");
+  }
+  s.grad_norm_barrier = c.boolean(t, "grad_norm_barrier").value_or(s.grad_norm_barrier);
+}
+
 }  // namespace
 
 JobSpec read_job_file(const std::string& path) {
@@ -116,6 +166,7 @@ JobSpec read_job_file(const std::string& path) {
   read_parallelism(c, "parallelism", job.parallel);
   read_gpu(c, "gpu", job.gpu);
   read_skew(c, "skew", job.skew);
+  read_schedule(c, "schedule", job.schedule);
   c.reject_unknown();
   return job;
 }
@@ -124,6 +175,7 @@ void apply_job_overrides(config::ConfigFile& config, std::string_view table, Job
   read_parallelism(config, table, job.parallel);
   read_gpu(config, table, job.gpu);
   read_skew(config, table, job.skew);
+  read_schedule(config, table, job.schedule);
 }
 
 }  // namespace shoal::work

@@ -1,5 +1,6 @@
-#include "shoal/work/training_dag.hpp"
-
+// The pipeline schedule of a training job's DAG, each layer's compute and
+// its EP, TP and PP coflows (docs/training.md); data parallelism is in
+// training_dp.cpp.
 #include <algorithm>
 #include <array>
 #include <cmath>
@@ -9,573 +10,366 @@
 #include <vector>
 
 #include "shoal/core/error.hpp"
+#include "shoal/work/training_dag.hpp"
+#include "training_builder.hpp"
 
 namespace shoal::work {
 
-namespace {
+TrainingBuilder::TrainingBuilder(const JobSpec& job, Dag& dag)
+    : job_(job),
+      m_(job.model),
+      p_(job.parallel),
+      dag_(dag),
+      edp_(p_.dp / p_.ep),
+      lps_(job.layers_per_stage()),
+      weights_(ep_weights(job)),
+      axes_(placement_axes(job.parallel.order)) {}
 
-/// Builds one job's DAG: names, coordinates and the schedule.
-class Builder {
- public:
-  Builder(const JobSpec& job, Dag& dag)
-      : job_(job),
-        m_(job.model),
-        p_(job.parallel),
-        dag_(dag),
-        edp_(p_.dp / p_.ep),
-        lps_(job.layers_per_stage()),
-        weights_(ep_weights(job)),
-        axes_(placement_axes(job.parallel.order)) {}
+void TrainingBuilder::build() {
+  for (std::uint32_t it = 0; it < p_.iterations; ++it) {
+    iteration_ = it;
+    prefix_ = "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".";
+    for (std::uint32_t s = 0; s < p_.pp; ++s) {
+      schedule_stage(s);
+      for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i) last_of_stage_[stage_rank(s, i)] = last_[i];
+    }
+    data_parallel();
+    // This iteration's all-gathers are what the next one's forward waits on.
+    prev_ag_ = std::move(ag_of_);
+    ag_of_.clear();
+    dense_grads_.clear();
+    expert_grads_.clear();
+  }
+}
 
-  void build() {
-    for (std::uint32_t it = 0; it < p_.iterations; ++it) {
-      iteration_ = it;
-      prefix_ = "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".";
-      for (std::uint32_t s = 0; s < p_.pp; ++s) {
-        schedule_stage(s);
-        for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i)
-          last_of_stage_[stage_rank(s, i)] = last_[i];
-      }
-      data_parallel();
-      // This iteration's all-gathers are what the next one's forward waits on.
-      prev_ag_ = std::move(ag_of_);
-      ag_of_.clear();
-      final_grads_.clear();
-      expert_grads_.clear();
+GpuId TrainingBuilder::gpu(std::uint32_t r) const {
+  const std::uint32_t coord[4] = {r % p_.tp, (r / p_.tp) % p_.ep, (r / (p_.tp * p_.ep)) % edp_,
+                                  r / (p_.tp * p_.dp)};  // tp, ep, dp (expert-data), pp
+  const std::uint32_t size[4] = {p_.tp, p_.ep, edp_, p_.pp};
+  std::uint32_t placed = 0, stride = 1;
+  for (const int axis : axes_) {
+    placed += coord[axis] * stride;
+    stride *= size[axis];
+  }
+  return p_.first_gpu + placed;
+}
+
+CoflowLabels TrainingBuilder::labels(CoflowType type, std::uint32_t mb, std::uint32_t layer,
+                                     std::uint32_t stage) const {
+  CoflowLabels l;
+  l.type = type;
+  l.job = job_.id;
+  l.iteration = iteration_;
+  l.micro_batch = mb;
+  l.layer = layer + 1;  // layer IDs from 1
+  l.stage = stage;
+  return l;
+}
+
+std::string TrainingBuilder::task_name(std::uint32_t r, bool forward, std::uint32_t mb,
+                                       std::uint32_t layer, char part) const {
+  return prefix_ + "g" + std::to_string(gpu(r)) + (forward ? ".F" : ".B") + std::to_string(mb) +
+         ".L" + std::to_string(layer + 1) + "." + part;
+}
+
+std::string TrainingBuilder::optimizer_name(std::uint32_t r, std::uint32_t it) const {
+  return "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".g" + std::to_string(gpu(r)) +
+         ".opt";
+}
+
+std::string TrainingBuilder::pp_name(std::uint32_t mb, std::uint32_t from_stage, bool forward,
+                                     std::uint32_t i) const {
+  const std::uint32_t d = i / p_.tp;  // the data-parallel replica
+  return prefix_ + "m" + std::to_string(mb) + ".pp" + std::to_string(from_stage) +
+         (forward ? "f" : "b") + ".r" + std::to_string(d);
+}
+
+void TrainingBuilder::dedupe(std::vector<std::string>& names) {
+  std::sort(names.begin(), names.end());
+  names.erase(std::unique(names.begin(), names.end()), names.end());
+}
+
+void TrainingBuilder::schedule_stage(std::uint32_t s) {
+  // 1F1B: warm-up forwards, then one forward and one backward in turn, then
+  // the remaining backwards.
+  const std::uint32_t m = p_.micro_batches;
+  // PipeMorph's remedy for a slow link: stages before it run extra warm-up
+  // forwards, so each activation is sent earlier than the next stage needs it.
+  const std::uint32_t warmup = std::min(p_.pp - s - 1 + (s + 1 < p_.pp ? p_.extra_warmup : 0), m);
+  std::vector<std::pair<bool, std::uint32_t>> items;  // (forward, micro-batch)
+  for (std::uint32_t i = 0; i < warmup; ++i) items.push_back({true, i});
+  for (std::uint32_t i = 0; i + warmup < m; ++i) {
+    items.push_back({true, warmup + i});
+    items.push_back({false, i});
+  }
+  for (std::uint32_t i = m - warmup; i < m; ++i) items.push_back({false, i});
+  // Per GPU of the stage: the last task in its schedule (the chain).
+  const std::uint32_t n = p_.tp * p_.dp;
+  last_.assign(n, {});
+  if (iteration_ > 0) {
+    for (std::uint32_t i = 0; i < n; ++i)
+      last_[i] = {optimizer_name(stage_rank(s, i), iteration_ - 1)};
+  }
+  for (const auto& [forward, mb] : items) {
+    if (forward) {
+      forward_pass(s, mb);
+    } else {
+      backward_pass(s, mb);
     }
   }
+}
 
- private:
-  // Job rank <-> coordinates (order tp-ep-dp-pp).
-  std::uint32_t rank(std::uint32_t tp, std::uint32_t ep, std::uint32_t edp,
-                     std::uint32_t pp) const {
-    return tp + p_.tp * (ep + p_.ep * (edp + edp_ * pp));
+void TrainingBuilder::task(std::uint32_t r, const std::string& name, Time duration,
+                           std::vector<std::string> after, TaskKind kind, std::uint32_t mb,
+                           std::uint32_t layer) {
+  dag_.add_task(name, gpu(r), duration, std::move(after), task_labels(kind, mb, layer));
+}
+
+void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t mb) {
+  const std::uint32_t n = p_.tp * p_.dp;
+  // Entering the stage: the previous stage's activations; in later
+  // iterations micro-batch 0 waits for the parameters (all-gather) layer by layer.
+  if (s > 0) {
+    for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, s - 1, true, i));
   }
-  /// Internally ranks follow tp-ep-dp-pp; the placement order decides the GPU:
-  /// the rank's coordinates recombined with the order's first axis innermost.
-  GpuId gpu(std::uint32_t r) const {
-    const std::uint32_t coord[4] = {r % p_.tp, (r / p_.tp) % p_.ep, (r / (p_.tp * p_.ep)) % edp_,
-                                    r / (p_.tp * p_.dp)};  // tp, ep, dp (expert-data), pp
-    const std::uint32_t size[4] = {p_.tp, p_.ep, edp_, p_.pp};
-    std::uint32_t placed = 0, stride = 1;
-    for (const int axis : axes_) {
-      placed += coord[axis] * stride;
-      stride *= size[axis];
+  for (std::uint32_t layer = s * lps_; layer < (s + 1) * lps_; ++layer) {
+    const bool moe = m_.moe_layer(layer);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t r = stage_rank(s, i);
+      std::vector<std::string> after = std::move(ready(i));
+      if (iteration_ > 0 && mb == 0) add_all_gather(after, r, layer, false);
+      const std::string a = task_name(r, true, mb, layer, 'a');
+      task(r, a, attention_time(job_, layer), std::move(after), TaskKind::kForward, mb, layer);
+      ready(i) = {a};
     }
-    return p_.first_gpu + placed;
+    ffn(s, mb, layer, moe, true);
+    tensor_parallel(s, mb, layer, true);
   }
+  if (s + 1 < p_.pp) send_pp(s, mb, true);
+}
 
-  CoflowLabels labels(CoflowType type, std::uint32_t mb, std::uint32_t layer,
-                      std::uint32_t stage) const {
-    CoflowLabels l;
-    l.type = type;
-    l.job = job_.id;
-    l.iteration = iteration_;
-    l.micro_batch = mb;
-    l.layer = layer + 1;  // layer IDs from 1
-    l.stage = stage;
-    return l;
+void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t mb) {
+  const std::uint32_t n = p_.tp * p_.dp;
+  if (s + 1 < p_.pp) {
+    for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, s + 1, false, i));
   }
-  TaskLabels task_labels(TaskKind kind, std::uint32_t mb, std::uint32_t layer) const {
-    return {kind, job_.id, iteration_, mb, layer + 1};
-  }
-
-  /// What each GPU of the stage last did or waits for (names in the DAG).
-  using Ready = std::vector<std::vector<std::string>>;  // by stage-local index
-
-  void schedule_stage(std::uint32_t s) {
-    // 1F1B: warm-up forwards, then one forward and one backward in turn, then
-    // the remaining backwards.
-    const std::uint32_t m = p_.micro_batches;
-    // PipeMorph's remedy for a slow link: stages before it run extra warm-up
-    // forwards, so each activation is sent earlier than the next stage needs it.
-    const std::uint32_t warmup = std::min(p_.pp - s - 1 + (s + 1 < p_.pp ? p_.extra_warmup : 0), m);
-    std::vector<std::pair<bool, std::uint32_t>> items;  // (forward, micro-batch)
-    for (std::uint32_t i = 0; i < warmup; ++i) items.push_back({true, i});
-    for (std::uint32_t i = 0; i + warmup < m; ++i) {
-      items.push_back({true, warmup + i});
-      items.push_back({false, i});
+  for (std::uint32_t step = 0; step < lps_; ++step) {
+    const std::uint32_t layer = (s + 1) * lps_ - 1 - step;
+    const bool moe = m_.moe_layer(layer);
+    ffn(s, mb, layer, moe, false);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t r = stage_rank(s, i);
+      const std::string a = task_name(r, false, mb, layer, 'a');
+      const auto t = static_cast<Time>(std::llround(
+          static_cast<double>(attention_time(job_, layer)) * job_.gpu.backward_factor));
+      task(r, a, t, std::move(ready(i)), TaskKind::kBackward, mb, layer);
+      ready(i) = {a};
     }
-    for (std::uint32_t i = m - warmup; i < m; ++i) items.push_back({false, i});
-    // Per GPU of the stage: the last task in its schedule (the chain).
-    const std::uint32_t n = p_.tp * p_.dp;
-    last_.assign(n, {});
-    if (iteration_ > 0) {
-      for (std::uint32_t i = 0; i < n; ++i)
-        last_[i] = {optimizer_name(stage_rank(s, i), iteration_ - 1)};
-    }
-    for (const auto& [forward, mb] : items) {
-      if (forward) {
-        forward_pass(s, mb);
-      } else {
-        backward_pass(s, mb);
-      }
+    tensor_parallel(s, mb, layer, false);
+    if (reduces_after(mb)) {
+      // This micro-batch's gradients of the layer are ready to be reduced.
+      for (std::uint32_t i = 0; i < n; ++i) dense_grads_[{layer, stage_rank(s, i), mb}] = ready(i);
     }
   }
+  if (s > 0) send_pp(s, mb, false);
+}
 
-  /// Stage-local index i (tp + TP * dp_index) -> job rank.
-  std::uint32_t stage_rank(std::uint32_t s, std::uint32_t i) const { return i + p_.tp * p_.dp * s; }
-
-  std::string task_name(std::uint32_t r, bool forward, std::uint32_t mb, std::uint32_t layer,
-                        char part) const {
-    return prefix_ + "g" + std::to_string(gpu(r)) + (forward ? ".F" : ".B") + std::to_string(mb) +
-           ".L" + std::to_string(layer + 1) + "." + part;
-  }
-  std::string optimizer_name(std::uint32_t r, std::uint32_t it) const {
-    return "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".g" +
-           std::to_string(gpu(r)) + ".opt";
-  }
-
-  void task(std::uint32_t r, const std::string& name, Time duration, std::vector<std::string> after,
-            TaskKind kind, std::uint32_t mb, std::uint32_t layer) {
-    dag_.add_task(name, gpu(r), duration, std::move(after), task_labels(kind, mb, layer));
-  }
-
-  /// An all-to-all among the EP group of stage-local index i's GPU; `dispatch`
-  /// direction sends w[dst] shares, combine returns them (both weighted by the
-  /// expert side).
-  void ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp, std::uint32_t edp,
-                 bool to_experts, const CoflowLabels& l, std::vector<std::string> after) {
-    flows_.clear();
-    const Bytes base = ep_pair_bytes(job_);
-    auto add = [&](GpuId owner, GpuId expert, Bytes bytes) {
-      flows_.push_back(to_experts ? Flow{owner, expert, bytes} : Flow{expert, owner, bytes});
-    };
-    auto share = [&](std::uint32_t b) {
-      return std::max<Bytes>(
-          1, static_cast<Bytes>(std::llround(static_cast<double>(base) * weights_[b])));
-    };
-    // The group's members by server, in member order.
-    std::map<std::uint32_t, std::vector<std::uint32_t>> servers;
-    for (std::uint32_t a = 0; a < p_.ep; ++a) {
-      servers[gpu(rank(tp, a, edp, s)) / p_.gpus_per_server].push_back(a);
-    }
-    const auto nodes = static_cast<std::uint32_t>(servers.size());
-    if (m_.node_limit > 0 && m_.node_limit < nodes) {
-      // DeepSeek's node-limited routing: a token goes to at most M of the group's
-      // N servers, chosen uniformly, and crosses the network once per server
-      // (to the member there of the sender's local index), which forwards it
-      // over NVLink to that server's experts. Per sender and remote server:
-      // tokens/TP x hidden x bytes x M/N over the network; every expert still
-      // gets its top_k/EP share. The forwarding flows start with the coflow.
-      const auto token_bytes =
-          static_cast<Bytes>(p_.micro_batch_tokens / p_.tp * m_.hidden * m_.dtype_bytes);
-      const Bytes per_node = std::max<Bytes>(1, token_bytes * m_.node_limit / nodes);
-      for (const auto& [home, local] : servers) {
-        for (std::size_t i = 0; i < local.size(); ++i) {
-          const std::uint32_t a = local[i];
-          const GpuId owner = gpu(rank(tp, a, edp, s));
-          for (const std::uint32_t b : local) {
-            if (b != a) add(owner, gpu(rank(tp, b, edp, s)), share(b));
-          }
-          for (const auto& [server, there] : servers) {
-            if (server == home) continue;
-            const std::uint32_t entry = there[i % there.size()];
-            const GpuId relay = gpu(rank(tp, entry, edp, s));
-            add(owner, relay, per_node);
-            for (const std::uint32_t b : there) {
-              if (b != entry) add(relay, gpu(rank(tp, b, edp, s)), share(b));
-            }
-          }
+void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe,
+                          bool forward) {
+  const std::uint32_t n = p_.tp * p_.dp;
+  const double factor = forward ? 1.0 : job_.gpu.backward_factor;
+  const TaskKind kind = forward ? TaskKind::kForward : TaskKind::kBackward;
+  const bool all_to_all = moe && p_.ep > 1;
+  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
+                          (forward ? ".f" : ".b");
+  if (all_to_all) {
+    // Forward: dispatch to the experts, combine back. Backward: the output
+    // gradients go to the experts, the input gradients come back.
+    for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
+      for (std::uint32_t e = 0; e < edp_; ++e) {
+        std::vector<std::string> after;
+        for (std::uint32_t a = 0; a < p_.ep; ++a) {
+          const std::uint32_t i = local(rank(tp, a, e, s), s);
+          after.insert(after.end(), ready(i).begin(), ready(i).end());
         }
-      }
-      dag_.add_coflow(name, l, 0, flows_, std::move(after));
-      return;
-    }
-    for (std::uint32_t a = 0; a < p_.ep; ++a) {
-      for (std::uint32_t b = 0; b < p_.ep; ++b) {
-        if (a == b) continue;
-        // a owns the tokens, b holds experts: dispatch a -> b, combine b -> a.
-        const auto bytes = std::max<Bytes>(
-            1, static_cast<Bytes>(std::llround(static_cast<double>(base) * weights_[b])));
-        const GpuId owner = gpu(rank(tp, a, edp, s));
-        const GpuId expert = gpu(rank(tp, b, edp, s));
-        flows_.push_back(to_experts ? Flow{owner, expert, bytes} : Flow{expert, owner, bytes});
-      }
-    }
-    dag_.add_coflow(name, l, 0, flows_, std::move(after));
-  }
-
-  /// A ring among `members` (job ranks): each sends `bytes` to the next.
-  void ring_coflow(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
-                   const CoflowLabels& l, std::vector<std::string> after) {
-    flows_.clear();
-    for (std::size_t i = 0; i < members.size(); ++i) {
-      flows_.push_back({gpu(members[i]), gpu(members[(i + 1) % members.size()]), bytes});
-    }
-    dag_.add_coflow(name, l, 0, flows_, std::move(after));
-  }
-
-  std::vector<std::uint32_t> tp_group(std::uint32_t s, std::uint32_t ep, std::uint32_t edp) const {
-    std::vector<std::uint32_t> g;
-    for (std::uint32_t t = 0; t < p_.tp; ++t) g.push_back(rank(t, ep, edp, s));
-    return g;
-  }
-
-  Bytes tp_bytes() const {  // two ring all-reduces of the layer's activations per pass
-    const Bytes buffer = static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes);
-    return 2 * 2 * (p_.tp - 1) * buffer / p_.tp;
-  }
-
-  /// Names the GPU of stage-local index i waits on before its next step.
-  std::vector<std::string>& ready(std::uint32_t i) { return last_[i]; }
-
-  void forward_pass(std::uint32_t s, std::uint32_t mb) {
-    const std::uint32_t n = p_.tp * p_.dp;
-    // Entering the stage: the previous stage's activations; in later
-    // iterations micro-batch 0 waits for the parameters (all-gather) layer by layer.
-    if (s > 0) {
-      for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, s - 1, true, i));
-    }
-    for (std::uint32_t layer = s * lps_; layer < (s + 1) * lps_; ++layer) {
-      const bool moe = m_.moe_layer(layer);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        const std::uint32_t r = stage_rank(s, i);
-        std::vector<std::string> after = std::move(ready(i));
-        if (iteration_ > 0 && mb == 0) add_all_gather(after, r, layer, false);
-        const std::string a = task_name(r, true, mb, layer, 'a');
-        task(r, a, attention_time(job_, layer), std::move(after), TaskKind::kForward, mb, layer);
-        ready(i) = {a};
-      }
-      ffn(s, mb, layer, moe, true);
-      tensor_parallel(s, mb, layer, true);
-    }
-    if (s + 1 < p_.pp) send_pp(s, mb, true);
-  }
-
-  void backward_pass(std::uint32_t s, std::uint32_t mb) {
-    const std::uint32_t n = p_.tp * p_.dp;
-    if (s + 1 < p_.pp) {
-      for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, s + 1, false, i));
-    }
-    for (std::uint32_t step = 0; step < lps_; ++step) {
-      const std::uint32_t layer = (s + 1) * lps_ - 1 - step;
-      const bool moe = m_.moe_layer(layer);
-      ffn(s, mb, layer, moe, false);
-      for (std::uint32_t i = 0; i < n; ++i) {
-        const std::uint32_t r = stage_rank(s, i);
-        const std::string a = task_name(r, false, mb, layer, 'a');
-        const auto t = static_cast<Time>(std::llround(
-            static_cast<double>(attention_time(job_, layer)) * job_.gpu.backward_factor));
-        task(r, a, t, std::move(ready(i)), TaskKind::kBackward, mb, layer);
-        ready(i) = {a};
-      }
-      tensor_parallel(s, mb, layer, false);
-      if (mb + 1 == p_.micro_batches) {
-        // The last micro-batch's backward of this layer: its gradients are final.
-        for (std::uint32_t i = 0; i < n; ++i) {
-          final_grads_[{layer, stage_rank(s, i)}] = ready(i);
-        }
-      }
-    }
-    if (s > 0) send_pp(s, mb, false);
-  }
-
-  /// The FFN part of a layer, forward or backward: for an MoE layer with EP > 1,
-  /// all-to-all, expert compute, all-to-all.
-  void ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe, bool forward) {
-    const std::uint32_t n = p_.tp * p_.dp;
-    const double factor = forward ? 1.0 : job_.gpu.backward_factor;
-    const TaskKind kind = forward ? TaskKind::kForward : TaskKind::kBackward;
-    const bool all_to_all = moe && p_.ep > 1;
-    const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
-                            (forward ? ".f" : ".b");
-    if (all_to_all) {
-      // Forward: dispatch to the experts, combine back. Backward: the output
-      // gradients go to the experts, the input gradients come back.
-      for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
-        for (std::uint32_t e = 0; e < edp_; ++e) {
-          std::vector<std::string> after;
-          for (std::uint32_t a = 0; a < p_.ep; ++a) {
-            const std::uint32_t i = local(rank(tp, a, e, s), s);
-            after.insert(after.end(), ready(i).begin(), ready(i).end());
-          }
-          dedupe(after);
-          ep_coflow(tag + ".ep" + group_id(tp, e) + ".to", s, tp, e, true,
-                    labels(CoflowType::kEp, mb, layer, s), std::move(after));
-        }
-      }
-      for (std::uint32_t i = 0; i < n; ++i) {
-        const std::uint32_t r = stage_rank(s, i);
-        ready(i) = {tag + ".ep" + group_id(r % p_.tp, edp_of(r)) + ".to"};
+        dedupe(after);
+        ep_coflow(tag + ".ep" + group_id(tp, e) + ".to", s, tp, e, true,
+                  labels(CoflowType::kEp, mb, layer, s), std::move(after));
       }
     }
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
-      const double load = moe ? weights_[ep_of(r)] : 1.0;
-      Time t = ffn_time(job_, layer, load);
-      if (layer + 1 == m_.layers)
-        t += lm_head_time(job_);  // the last stage's head, with its last layer
-      const std::string f = task_name(r, forward, mb, layer, 'f');
-      if (forward && moe && iteration_ > 0 && mb == 0) add_all_gather(ready(i), r, layer, true);
-      task(r, f, static_cast<Time>(std::llround(static_cast<double>(t) * factor)),
-           std::move(ready(i)), kind, mb, layer);
-      ready(i) = {f};
-      if (moe && !forward && mb + 1 == p_.micro_batches) expert_grads_[{layer, r}] = f;
+      ready(i) = {tag + ".ep" + group_id(r % p_.tp, edp_of(r)) + ".to"};
     }
-    if (all_to_all) {
-      for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
-        for (std::uint32_t e = 0; e < edp_; ++e) {
-          std::vector<std::string> after;
-          for (std::uint32_t a = 0; a < p_.ep; ++a) {
-            after.push_back(task_name(rank(tp, a, e, s), forward, mb, layer, 'f'));
-          }
-          ep_coflow(tag + ".ep" + group_id(tp, e) + ".back", s, tp, e, false,
-                    labels(CoflowType::kEp, mb, layer, s), std::move(after));
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t r = stage_rank(s, i);
+    const double load = moe ? weights_[ep_of(r)] : 1.0;
+    Time t = ffn_time(job_, layer, load);
+    if (layer + 1 == m_.layers)
+      t += lm_head_time(job_);  // the last stage's head, with its last layer
+    const std::string f = task_name(r, forward, mb, layer, 'f');
+    if (forward && moe && iteration_ > 0 && mb == 0) add_all_gather(ready(i), r, layer, true);
+    task(r, f, static_cast<Time>(std::llround(static_cast<double>(t) * factor)),
+         std::move(ready(i)), kind, mb, layer);
+    ready(i) = {f};
+    if (moe && !forward && reduces_after(mb)) expert_grads_[{layer, r, mb}] = f;
+  }
+  if (all_to_all) {
+    for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
+      for (std::uint32_t e = 0; e < edp_; ++e) {
+        std::vector<std::string> after;
+        for (std::uint32_t a = 0; a < p_.ep; ++a) {
+          after.push_back(task_name(rank(tp, a, e, s), forward, mb, layer, 'f'));
         }
-      }
-      for (std::uint32_t i = 0; i < n; ++i) {
-        const std::uint32_t r = stage_rank(s, i);
-        ready(i) = {tag + ".ep" + group_id(r % p_.tp, edp_of(r)) + ".back"};
+        ep_coflow(tag + ".ep" + group_id(tp, e) + ".back", s, tp, e, false,
+                  labels(CoflowType::kEp, mb, layer, s), std::move(after));
       }
     }
-  }
-
-  void tensor_parallel(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward) {
-    if (p_.tp < 2) return;
-    const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
-                            (forward ? ".f" : ".b") + ".tp";
-    for (std::uint32_t d = 0; d < p_.dp; ++d) {
-      const std::uint32_t ep = d % p_.ep, e = d / p_.ep;
-      const std::vector<std::uint32_t> members = tp_group(s, ep, e);
-      std::vector<std::string> after;
-      for (const std::uint32_t r : members) {
-        const auto& rd = ready(local(r, s));
-        after.insert(after.end(), rd.begin(), rd.end());
-      }
-      dedupe(after);
-      const std::string name = tag + std::to_string(d);
-      ring_coflow(name, members, tp_bytes(), labels(CoflowType::kTp, mb, layer, s),
-                  std::move(after));
-      for (const std::uint32_t r : members) ready(local(r, s)) = {name};
+    for (std::uint32_t i = 0; i < n; ++i) {
+      const std::uint32_t r = stage_rank(s, i);
+      ready(i) = {tag + ".ep" + group_id(r % p_.tp, edp_of(r)) + ".back"};
     }
   }
+}
 
-  std::string pp_name(std::uint32_t mb, std::uint32_t from_stage, bool forward,
-                      std::uint32_t i) const {
-    const std::uint32_t d = i / p_.tp;  // the data-parallel replica
-    return prefix_ + "m" + std::to_string(mb) + ".pp" + std::to_string(from_stage) +
-           (forward ? "f" : "b") + ".r" + std::to_string(d);
-  }
-
-  void send_pp(std::uint32_t s, std::uint32_t mb, bool forward) {
-    const std::uint32_t to = forward ? s + 1 : s - 1;
-    const auto bytes =
-        static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes / p_.tp);
-    const std::uint32_t layer = forward ? to * lps_ : s * lps_;
-    for (std::uint32_t d = 0; d < p_.dp; ++d) {
-      flows_.clear();
-      std::vector<std::string> after;
-      for (std::uint32_t t = 0; t < p_.tp; ++t) {
-        const std::uint32_t i = t + p_.tp * d;
-        flows_.push_back({gpu(stage_rank(s, i)), gpu(stage_rank(to, i)), bytes});
-        after.insert(after.end(), ready(i).begin(), ready(i).end());
-      }
-      dedupe(after);
-      dag_.add_coflow(pp_name(mb, s, forward, p_.tp * d), labels(CoflowType::kPp, mb, layer, s), 0,
-                      flows_, std::move(after));
-    }
-  }
-
-  /// ZeRO-2: per layer, reduce-scatter of the final gradients (dense over the
-  /// DP group, experts over the expert-DP group), the optimizer step, then the
-  /// all-gather of the parameters.
-  void data_parallel() {
-    const Bytes b = static_cast<Bytes>(m_.dtype_bytes);
-    std::vector<std::vector<std::string>> rs_of(p_.tp * p_.pp * p_.dp);       // by job rank
-    std::vector<std::pair<std::string, std::vector<std::uint32_t>>> gathers;  // name, members
-    layer_bytes_.clear();
-    std::vector<Bytes> gather_bytes;
-    for (std::uint32_t s = 0; s < p_.pp; ++s) {
-      for (std::uint32_t layer = s * lps_; layer < (s + 1) * lps_; ++layer) {
-        const bool moe = m_.moe_layer(layer);
-        std::uint64_t dense =
-            m_.attention_params() + (moe ? m_.shared_params() : m_.dense_ffn_params());
-        if (layer == 0) dense += m_.vocab * m_.hidden;              // embedding
-        if (layer + 1 == m_.layers) dense += m_.vocab * m_.hidden;  // LM head
-        const Bytes dense_bytes = static_cast<Bytes>(dense / p_.tp) * b;
-        const Bytes expert_bytes =
-            // Experts spread over the EP ranks, the uneven remainder rounded up.
-            moe ? static_cast<Bytes>((m_.experts + p_.ep - 1) / p_.ep * m_.expert_params()) * b : 0;
-        const std::string tag = prefix_ + "L" + std::to_string(layer + 1) + ".dp";
-        // Dense: the DP group of each TP rank of the stage.
-        if (p_.dp > 1) {
-          for (std::uint32_t t = 0; t < p_.tp; ++t) {
-            std::vector<std::uint32_t> members;
-            for (std::uint32_t d = 0; d < p_.dp; ++d)
-              members.push_back(stage_rank(s, t + p_.tp * d));
-            group_rs(tag + "d" + std::to_string(t), members, dense_bytes, layer, s, false, rs_of,
-                     gathers, gather_bytes);
-          }
-        }
-        if (moe && edp_ > 1) {
-          for (std::uint32_t t = 0; t < p_.tp; ++t) {
-            for (std::uint32_t a = 0; a < p_.ep; ++a) {
-              std::vector<std::uint32_t> members;
-              for (std::uint32_t e = 0; e < edp_; ++e) members.push_back(rank(t, a, e, s));
-              group_rs(tag + "e" + std::to_string(t) + "." + std::to_string(a), members,
-                       expert_bytes, layer, s, true, rs_of, gathers, gather_bytes);
-            }
-          }
-        }
-      }
-    }
-    // The optimizer step on each GPU, after its last task and its reduce-scatters.
-    for (std::uint32_t s = 0; s < p_.pp; ++s) {
-      for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i) {
-        const std::uint32_t r = stage_rank(s, i);
-        std::vector<std::string> after = last_of_stage_[r];
-        after.insert(after.end(), rs_of[r].begin(), rs_of[r].end());
-        dag_.add_task(optimizer_name(r, iteration_), gpu(r), job_.gpu.optimizer, std::move(after),
-                      task_labels(TaskKind::kOptimizer, p_.micro_batches - 1, 0));
-      }
-    }
-    for (std::size_t g = 0; g < gathers.size(); ++g) {
-      const auto& [rs_name, members] = gathers[g];
-      std::vector<std::string> after;
-      for (const std::uint32_t r : members) after.push_back(optimizer_name(r, iteration_));
-      const CoflowLabels l = dag_.coflows()[dag_.find(rs_name)->index].labels;
-      const std::vector<std::vector<std::uint32_t>> across = rings_across(members);
-      if (across.empty()) {
-        ring_coflow(ag_name(rs_name), members, gather_bytes[g], l, std::move(after));
-        continue;
-      }
-      // Hierarchical: gather across servers first, then inside each server.
-      const std::vector<std::vector<std::uint32_t>> inside = rings_inside(members);
-      const auto k = static_cast<Bytes>(inside.front().size());
-      const auto n = static_cast<Bytes>(across.front().size());
-      const std::string first = ag_name(rs_name) + "-across";
-      rings_coflow(first, across, std::max<Bytes>(1, layer_bytes_[g] / k * (n - 1) / n), l,
-                   std::move(after));
-      rings_coflow(ag_name(rs_name), inside, std::max<Bytes>(1, layer_bytes_[g] * (k - 1) / k), l,
-                   {first});
-    }
-  }
-
-  static std::string ag_name(const std::string& rs_name) {
-    return rs_name.substr(0, rs_name.size() - 3) + ".ag";
-  }
-
-  void group_rs(const std::string& tag, const std::vector<std::uint32_t>& members,
-                Bytes layer_bytes, std::uint32_t layer, std::uint32_t s, bool experts,
-                std::vector<std::vector<std::string>>& rs_of,
-                std::vector<std::pair<std::string, std::vector<std::uint32_t>>>& gathers,
-                std::vector<Bytes>& gather_bytes) {
-    const auto n = static_cast<Bytes>(members.size());
-    const Bytes per_gpu = std::max<Bytes>(1, layer_bytes * (n - 1) / n);  // ring: (N-1)/N x S
-    layer_bytes_.push_back(layer_bytes);
+void TrainingBuilder::tensor_parallel(std::uint32_t s, std::uint32_t mb, std::uint32_t layer,
+                                      bool forward) {
+  if (p_.tp < 2) return;
+  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
+                          (forward ? ".f" : ".b") + ".tp";
+  for (std::uint32_t d = 0; d < p_.dp; ++d) {
+    const std::uint32_t ep = d % p_.ep, e = d / p_.ep;
+    const std::vector<std::uint32_t> members = tp_group(s, ep, e);
     std::vector<std::string> after;
     for (const std::uint32_t r : members) {
-      if (experts) {
-        after.push_back(expert_grads_.at({layer, r}));
-      } else {
-        const auto& names = final_grads_.at({layer, r});
-        after.insert(after.end(), names.begin(), names.end());
-      }
+      const auto& rd = ready(local(r, s));
+      after.insert(after.end(), rd.begin(), rd.end());
     }
     dedupe(after);
-    const std::string name = tag + ".rs";
-    const CoflowLabels l = labels(CoflowType::kDp, p_.micro_batches - 1, layer, s);
-    const std::vector<std::vector<std::uint32_t>> across = rings_across(members);
-    if (across.empty()) {
-      ring_coflow(name, members, per_gpu, l, std::move(after));
-    } else {
-      // Hierarchical: reduce-scatter inside each server over NVLink ((k-1)/k x S per
-      // GPU), then across servers between GPUs of one local index ((n-1)/n x S/k).
-      const std::vector<std::vector<std::uint32_t>> inside = rings_inside(members);
-      const auto k = static_cast<Bytes>(inside.front().size());
-      const auto servers = static_cast<Bytes>(across.front().size());
-      const std::string first = name + "-inside";
-      rings_coflow(first, inside, std::max<Bytes>(1, layer_bytes * (k - 1) / k), l,
-                   std::move(after));
-      rings_coflow(name, across, std::max<Bytes>(1, layer_bytes / k * (servers - 1) / servers), l,
-                   {first});
-    }
-    for (const std::uint32_t r : members) rs_of[r].push_back(name);
-    gathers.push_back({name, members});
-    gather_bytes.push_back(per_gpu);
-    for (const std::uint32_t r : members) ag_of_[{layer, r, experts}] = ag_name(name);
+    const std::string name = tag + std::to_string(d);
+    ring_coflow(name, members, tp_bytes(), labels(CoflowType::kTp, mb, layer, s), std::move(after));
+    for (const std::uint32_t r : members) ready(local(r, s)) = {name};
   }
+}
 
-  /// Hierarchical DP: the members of each server (empty unless the algorithm is
-  /// hierarchical and the group has several members on each of several servers,
-  /// the same number on each).
-  std::vector<std::vector<std::uint32_t>> rings_inside(
-      const std::vector<std::uint32_t>& members) const {
-    std::map<std::uint32_t, std::vector<std::uint32_t>> by_server;
-    for (const std::uint32_t r : members) by_server[gpu(r) / p_.gpus_per_server].push_back(r);
-    std::vector<std::vector<std::uint32_t>> rings;
-    for (auto& [server, group] : by_server) rings.push_back(std::move(group));
-    return rings;
-  }
-  std::vector<std::vector<std::uint32_t>> rings_across(
-      const std::vector<std::uint32_t>& members) const {
-    if (p_.dp_algorithm != "hierarchical") return {};
-    const std::vector<std::vector<std::uint32_t>> inside = rings_inside(members);
-    if (inside.size() < 2 || inside.front().size() < 2) return {};
-    for (const auto& group : inside) {
-      if (group.size() != inside.front().size()) return {};
-    }
-    std::vector<std::vector<std::uint32_t>> across(inside.front().size());
-    for (const auto& group : inside) {
-      for (std::size_t j = 0; j < group.size(); ++j) across[j].push_back(group[j]);
-    }
-    return across;
-  }
-  /// Several rings in one coflow: each member sends `bytes` to the next of its ring.
-  void rings_coflow(const std::string& name, const std::vector<std::vector<std::uint32_t>>& rings,
-                    Bytes bytes, const CoflowLabels& l, std::vector<std::string> after) {
+void TrainingBuilder::send_pp(std::uint32_t s, std::uint32_t mb, bool forward) {
+  const std::uint32_t to = forward ? s + 1 : s - 1;
+  const auto bytes = static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes / p_.tp);
+  const std::uint32_t layer = forward ? to * lps_ : s * lps_;
+  for (std::uint32_t d = 0; d < p_.dp; ++d) {
     flows_.clear();
-    for (const auto& ring : rings) {
-      for (std::size_t i = 0; i < ring.size(); ++i) {
-        flows_.push_back({gpu(ring[i]), gpu(ring[(i + 1) % ring.size()]), bytes});
+    std::vector<std::string> after;
+    for (std::uint32_t t = 0; t < p_.tp; ++t) {
+      const std::uint32_t i = t + p_.tp * d;
+      flows_.push_back({gpu(stage_rank(s, i)), gpu(stage_rank(to, i)), bytes});
+      after.insert(after.end(), ready(i).begin(), ready(i).end());
+    }
+    dedupe(after);
+    dag_.add_coflow(pp_name(mb, s, forward, p_.tp * d), labels(CoflowType::kPp, mb, layer, s), 0,
+                    flows_, std::move(after));
+  }
+}
+
+void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp,
+                                std::uint32_t edp, bool to_experts, const CoflowLabels& l,
+                                std::vector<std::string> after) {
+  flows_.clear();
+  const Bytes base = ep_pair_bytes(job_);
+  auto add = [&](GpuId owner, GpuId expert, Bytes bytes) {
+    flows_.push_back(to_experts ? Flow{owner, expert, bytes} : Flow{expert, owner, bytes});
+  };
+  auto share = [&](std::uint32_t b) {
+    return std::max<Bytes>(
+        1, static_cast<Bytes>(std::llround(static_cast<double>(base) * weights_[b])));
+  };
+  // The group's members by server, in member order.
+  std::map<std::uint32_t, std::vector<std::uint32_t>> servers;
+  for (std::uint32_t a = 0; a < p_.ep; ++a) {
+    servers[gpu(rank(tp, a, edp, s)) / p_.gpus_per_server].push_back(a);
+  }
+  const auto nodes = static_cast<std::uint32_t>(servers.size());
+  if (m_.node_limit > 0 && m_.node_limit < nodes) {
+    // DeepSeek's node-limited routing: a token goes to at most M of the group's
+    // N servers, chosen uniformly, and crosses the network once per server
+    // (to the member there of the sender's local index), which forwards it
+    // over NVLink to that server's experts. Per sender and remote server:
+    // tokens/TP x hidden x bytes x M/N over the network; every expert still
+    // gets its top_k/EP share. The forwarding flows start with the coflow.
+    const auto token_bytes =
+        static_cast<Bytes>(p_.micro_batch_tokens / p_.tp * m_.hidden * m_.dtype_bytes);
+    const Bytes per_node = std::max<Bytes>(1, token_bytes * m_.node_limit / nodes);
+    for (const auto& [home, local] : servers) {
+      for (std::size_t i = 0; i < local.size(); ++i) {
+        const std::uint32_t a = local[i];
+        const GpuId owner = gpu(rank(tp, a, edp, s));
+        for (const std::uint32_t b : local) {
+          if (b != a) add(owner, gpu(rank(tp, b, edp, s)), share(b));
+        }
+        for (const auto& [server, there] : servers) {
+          if (server == home) continue;
+          const std::uint32_t entry = there[i % there.size()];
+          const GpuId relay = gpu(rank(tp, entry, edp, s));
+          add(owner, relay, per_node);
+          for (const std::uint32_t b : there) {
+            if (b != entry) add(relay, gpu(rank(tp, b, edp, s)), share(b));
+          }
+        }
       }
     }
     dag_.add_coflow(name, l, 0, flows_, std::move(after));
+    return;
   }
-
-  /// The previous iteration's all-gather of this layer's parameters on GPU r (dense or experts).
-  void add_all_gather(std::vector<std::string>& after, std::uint32_t r, std::uint32_t layer,
-                      bool experts) {
-    if (const auto it = prev_ag_.find({layer, r, experts}); it != prev_ag_.end()) {
-      after.push_back(it->second);
+  for (std::uint32_t a = 0; a < p_.ep; ++a) {
+    for (std::uint32_t b = 0; b < p_.ep; ++b) {
+      if (a == b) continue;
+      // a owns the tokens, b holds experts: dispatch a -> b, combine b -> a.
+      const auto bytes = std::max<Bytes>(
+          1, static_cast<Bytes>(std::llround(static_cast<double>(base) * weights_[b])));
+      const GpuId owner = gpu(rank(tp, a, edp, s));
+      const GpuId expert = gpu(rank(tp, b, edp, s));
+      flows_.push_back(to_experts ? Flow{owner, expert, bytes} : Flow{expert, owner, bytes});
     }
   }
+  dag_.add_coflow(name, l, 0, flows_, std::move(after));
+}
 
-  std::uint32_t local(std::uint32_t r, std::uint32_t s) const { return r - p_.tp * p_.dp * s; }
-  std::uint32_t ep_of(std::uint32_t r) const { return (r / p_.tp) % p_.ep; }
-  std::uint32_t edp_of(std::uint32_t r) const { return (r / (p_.tp * p_.ep)) % edp_; }
-  std::string group_id(std::uint32_t tp, std::uint32_t e) const {
-    return std::to_string(tp) + "." + std::to_string(e);
+void TrainingBuilder::ring_coflow(const std::string& name,
+                                  const std::vector<std::uint32_t>& members, Bytes bytes,
+                                  const CoflowLabels& l, std::vector<std::string> after) {
+  flows_.clear();
+  for (std::size_t i = 0; i < members.size(); ++i) {
+    flows_.push_back({gpu(members[i]), gpu(members[(i + 1) % members.size()]), bytes});
   }
-  static void dedupe(std::vector<std::string>& names) {
-    std::sort(names.begin(), names.end());
-    names.erase(std::unique(names.begin(), names.end()), names.end());
+  dag_.add_coflow(name, l, 0, flows_, std::move(after));
+}
+
+void TrainingBuilder::rings_coflow(const std::string& name,
+                                   const std::vector<std::vector<std::uint32_t>>& rings,
+                                   Bytes bytes, const CoflowLabels& l,
+                                   std::vector<std::string> after) {
+  flows_.clear();
+  for (const auto& ring : rings) {
+    for (std::size_t i = 0; i < ring.size(); ++i) {
+      flows_.push_back({gpu(ring[i]), gpu(ring[(i + 1) % ring.size()]), bytes});
+    }
   }
+  dag_.add_coflow(name, l, 0, flows_, std::move(after));
+}
 
- private:
-  const JobSpec& job_;
-  const ModelSpec& m_;
-  const ParallelSpec& p_;
-  Dag& dag_;
-  std::uint32_t edp_;
-  std::uint32_t lps_;
-  std::vector<double> weights_;
-  std::array<int, 4>
-      axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp), innermost first
-  std::uint32_t iteration_ = 0;
-  std::string prefix_;
-  std::vector<Flow> flows_;
-  std::vector<Bytes> layer_bytes_;              // by gather: the layer's gradient bytes (S)
-  std::vector<std::vector<std::string>> last_;  // by stage-local index, for the stage being built
-  std::map<std::uint32_t, std::vector<std::string>> last_of_stage_;  // by job rank
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::vector<std::string>> final_grads_;
-  std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> expert_grads_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, bool>, std::string> ag_of_, prev_ag_;
-};
+std::vector<std::uint32_t> TrainingBuilder::tp_group(std::uint32_t s, std::uint32_t ep,
+                                                     std::uint32_t edp) const {
+  std::vector<std::uint32_t> g;
+  for (std::uint32_t t = 0; t < p_.tp; ++t) g.push_back(rank(t, ep, edp, s));
+  return g;
+}
 
-}  // namespace
+Bytes TrainingBuilder::tp_bytes()
+    const {  // two ring all-reduces of the layer's activations per pass
+  const Bytes buffer = static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes);
+  return 2 * 2 * (p_.tp - 1) * buffer / p_.tp;
+}
 
-void add_training_job(const JobSpec& job, Dag& dag) { Builder(job, dag).build(); }
+void add_training_job(const JobSpec& job, Dag& dag) { TrainingBuilder(job, dag).build(); }
 
 }  // namespace shoal::work

@@ -1,5 +1,6 @@
 #include "shoal/work/training_job.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "shoal/core/error.hpp"
@@ -101,6 +102,39 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
   if (skew.hot_ratio < 1 || skew.hot_ratio > p.ep || skew.zipf < 0) {
     throw Error(where + "skew.hot_ratio must be between 1 and ep, zipf not negative");
   }
+}
+
+std::string describe_schedule(const JobSpec& job) {
+  const ScheduleSpec& s = job.schedule;
+  std::string text = s.dp_reduce == DpReduce::kEveryMicroBatch
+                         ? "gradients reduce-scattered in every micro-batch's backward"
+                         : "gradients reduce-scattered in the last micro-batch's backward";
+  using B = ScheduleSpec::Bucket;
+  switch (s.dp_bucket) {
+    case B::kMegatron:
+      text += ", in buckets of max(40 M, 1 M x DP) = " +
+              std::to_string(std::max<std::uint64_t>(40'000'000, 1'000'000ull * job.parallel.dp)) +
+              " parameters on the first stage, one per buffer on the others (Megatron)";
+      break;
+    case B::kDeepSpeed:
+      text += ", in buckets of 500,000,000 parameters (DeepSpeed)";
+      break;
+    case B::kLayer:
+      text += ", a bucket per layer";
+      break;
+    case B::kBuffer:
+      text += ", one bucket per buffer (dense, experts) and stage";
+      break;
+    case B::kParameters:
+      text += s.dp_bucket_parameters > 0
+                  ? ", in buckets of " + std::to_string(s.dp_bucket_parameters) + " parameters"
+                  : ", in buckets of " + std::to_string(s.dp_bucket_bytes) + " B";
+      break;
+  }
+  text += ", in " + std::to_string(s.grad_reduce_dtype_bytes) + "-byte values; ";
+  text += s.grad_norm_barrier ? "the gradient-norm all-reduce before the step"
+                              : "no gradient-norm barrier";
+  return text;
 }
 
 namespace {

@@ -78,19 +78,26 @@ JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_pe
     for (const Flow& f : dag.flows_of(c)) {
       const bool nvlink = f.src / gpus_per_server == f.dst / gpus_per_server;
       (nvlink ? t.nvlink : t.network)[type] += f.bytes;
-      if (c.labels.type == CoflowType::kDp && c.name.find(".rs") != std::string::npos) {
-        // Reduce-scatter bytes per GPU, dense or experts (from the group's name).
+      if (c.labels.type == CoflowType::kDp) {
+        // Reduce-scatter or all-gather bytes per GPU, dense or experts (from the coflow's name).
         const bool experts = c.name.find(".dpe") != std::string::npos;
-        (experts ? t.dp_expert_per_gpu : t.dp_dense_per_gpu) += f.bytes;
+        if (c.name.find(".rs") != std::string::npos) {
+          (experts ? t.dp_reduce_expert_per_gpu : t.dp_reduce_dense_per_gpu) += f.bytes;
+        } else {
+          (experts ? t.dp_gather_expert_per_gpu : t.dp_gather_dense_per_gpu) += f.bytes;
+        }
       }
     }
+    if (c.labels.type == CoflowType::kDp && c.name.ends_with(".rs")) ++t.dp_reductions;
   }
   for (std::size_t i = 0; i < 5; ++i) {
     t.network[i] /= p.gpus;
     t.nvlink[i] /= p.gpus;
   }
-  t.dp_dense_per_gpu /= p.gpus;
-  t.dp_expert_per_gpu /= p.gpus;
+  for (Bytes* dp : {&t.dp_reduce_dense_per_gpu, &t.dp_reduce_expert_per_gpu,
+                    &t.dp_gather_dense_per_gpu, &t.dp_gather_expert_per_gpu}) {
+    *dp /= p.gpus;
+  }
   return t;
 }
 

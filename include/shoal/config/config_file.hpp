@@ -37,6 +37,9 @@ class ConfigFile {
   std::optional<Time> time(std::string_view table, std::string_view key);
   std::optional<Bytes> bytes(std::string_view table, std::string_view key);
   std::optional<BitsPerSecond> rate(std::string_view table, std::string_view key);
+  /// Whether the key holds an integer (for a key that takes a number or a
+  /// name, read then with integer() or string()).
+  bool holds_integer(std::string_view table, std::string_view key);
 
   /// Number of [[array]] entries (0 when absent). The getters read entry i of it
   /// with the table name "array[i]".

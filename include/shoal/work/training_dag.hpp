@@ -1,10 +1,10 @@
 // The coflow DAG of a training job, for every GPU (docs/training.md): 1F1B
 // pipeline schedule, per layer forward and backward compute, the EP dispatch
 // and combine all-to-alls of every MoE layer in both passes, PP sends between
-// stages, TP all-reduces inside the TP group, and ZeRO-2 data parallelism
-// (gradient reduce-scatter per layer after the last micro-batch's backward,
-// the optimizer step, parameter all-gather per layer that the next
-// iteration's forward waits on).
+// stages, TP all-reduces inside the TP group, and data parallelism: gradient
+// reduce-scatters in buckets (in the last micro-batch's backward, or in
+// every one's), the gradient-norm all-reduce, the optimizer step, and the
+// parameter all-gathers that the next iteration's forward waits on.
 #pragma once
 
 #include <array>

@@ -78,6 +78,31 @@ struct GpuSpec {
   std::vector<Time> layer_forward;
 };
 
+/// When a data-parallel group reduces its gradients (docs/training.md).
+enum class DpReduce : std::uint8_t {
+  kLastMicroBatch,   // Megatron's distributed optimizer: in the last micro-batch's backward
+  kEveryMicroBatch,  // DeepSpeed ZeRO-2 with gradient accumulation: in every one's backward
+};
+
+/// How the framework runs a training step: when and how gradients are
+/// reduced, and the step's synchronization (the [schedule] table).
+struct ScheduleSpec {
+  DpReduce dp_reduce = DpReduce::kLastMicroBatch;
+  /// How gradients are grouped into reduce-scatters, in backward order.
+  enum class Bucket : std::uint8_t {
+    kMegatron,   // max(40 M, 1 M x DP) parameters on the first stage, one per buffer elsewhere
+    kDeepSpeed,  // 5e8 parameters (reduce_bucket_size)
+    kLayer,      // one per layer
+    kBuffer,     // one per gradient buffer (dense, experts) and stage
+    kParameters  // dp_bucket_parameters each
+  };
+  Bucket dp_bucket = Bucket::kLayer;
+  std::uint64_t dp_bucket_parameters = 0;  // with kParameters: given as parameters
+  std::uint64_t dp_bucket_bytes = 0;       // ... or as bytes of reduced gradients
+  std::uint64_t grad_reduce_dtype_bytes = 2;
+  bool grad_norm_barrier = false;  // the gradient-norm all-reduce before the optimizer step
+};
+
 /// Expert-load skew of the EP all-to-all: uniform, one hot member per group
 /// receiving `hot_ratio` times the mean, or Zipf weights over the members.
 struct SkewSpec {
@@ -92,6 +117,7 @@ struct JobSpec {
   ParallelSpec parallel;
   GpuSpec gpu;
   SkewSpec skew;
+  ScheduleSpec schedule;
 
   std::uint32_t gpu_count() const { return parallel.tp * parallel.pp * parallel.dp; }
   std::uint32_t layers_per_stage() const { return model.layers / parallel.pp; }
@@ -105,13 +131,23 @@ struct JobTraffic {
   Bytes ep_dispatch_per_gpu = 0;  // one dispatch (= one combine), uniform routing
   Bytes pp_per_send = 0;          // one activation (or gradient) send between stages
   Bytes tp_per_layer_pass = 0;    // one GPU's TP all-reduce bytes per layer and pass
-  Bytes dp_dense_per_gpu = 0;     // reduce-scatter bytes per GPU per iteration (= all-gather)
-  Bytes dp_expert_per_gpu = 0;
+  // Data parallelism per GPU per iteration: reduce-scatter bytes (every
+  // micro-batch's where every micro-batch reduces, in grad_reduce_dtype_bytes)
+  // and all-gather bytes (the parameters, in the model's dtype).
+  Bytes dp_reduce_dense_per_gpu = 0;
+  Bytes dp_reduce_expert_per_gpu = 0;
+  Bytes dp_gather_dense_per_gpu = 0;
+  Bytes dp_gather_expert_per_gpu = 0;
+  std::uint64_t dp_reductions = 0;  // reduce-scatter coflows per iteration (buckets x reductions)
   // per GPU per iteration, network vs NVLink, by type (index CoflowType)
   Bytes network[5] = {0, 0, 0, 0, 0};
   Bytes nvlink[5] = {0, 0, 0, 0, 0};
   std::uint64_t coflows[5] = {0, 0, 0, 0, 0};
 };
+
+/// The step's semantics in words, for `shoal traffic`: when and how the
+/// gradients are reduced, and whether the gradient norm synchronizes the step.
+std::string describe_schedule(const JobSpec& job);
 
 /// Forward compute time of one micro-batch on one GPU: attention (with the
 /// shared experts and router in MoE layers) and the FFN or routed experts.

@@ -71,5 +71,48 @@ TEST(JobFile, ParallelismBeyondTheLargestFabricIsAnError) {
   EXPECT_EQ(read_job_file(fits.path()).parallel.pp, 1024u);
 }
 
+TEST(JobFile, ReadsTheSchedule) {
+  const JobFile file(std::string(kModel) +
+                     "[schedule]\ndp_reduce = \"every-micro-batch\"\ndp_bucket = \"160MB\"\n"
+                     "grad_reduce_dtype_bytes = 2\ngrad_norm_barrier = false\n");
+  const ScheduleSpec s = read_job_file(file.path()).schedule;
+  EXPECT_EQ(s.dp_reduce, DpReduce::kEveryMicroBatch);
+  EXPECT_EQ(s.dp_bucket, ScheduleSpec::Bucket::kParameters);
+  EXPECT_EQ(s.dp_bucket_bytes, 160'000'000u);
+  EXPECT_EQ(s.grad_reduce_dtype_bytes, 2u);
+  EXPECT_FALSE(s.grad_norm_barrier);
+  const JobFile parameters(std::string(kModel) + "[schedule]\ndp_bucket = 40000000\n");
+  EXPECT_EQ(read_job_file(parameters.path()).schedule.dp_bucket_parameters, 40'000'000u);
+  const JobFile named(std::string(kModel) + "[schedule]\ndp_bucket = \"deepspeed\"\n");
+  EXPECT_EQ(read_job_file(named.path()).schedule.dp_bucket, ScheduleSpec::Bucket::kDeepSpeed);
+  const JobFile none(kModel);
+  const ScheduleSpec d = read_job_file(none.path()).schedule;
+  EXPECT_EQ(d.dp_reduce, DpReduce::kLastMicroBatch);
+  EXPECT_EQ(d.dp_bucket, ScheduleSpec::Bucket::kLayer);
+  EXPECT_EQ(d.grad_reduce_dtype_bytes, 2u);
+  EXPECT_FALSE(d.grad_norm_barrier);
+}
+
+TEST(JobFile, ABadScheduleIsOneLineNamingTheKey) {
+  const JobFile reduce(std::string(kModel) + "[schedule]\ndp_reduce = \"sometimes\"\n");
+  EXPECT_EQ(error_of([&] { read_job_file(reduce.path()); }),
+            "config " + reduce.path() +
+                ": schedule.dp_reduce \"sometimes\" is unknown (last-micro-batch or "
+                "every-micro-batch)");
+  const JobFile zero(std::string(kModel) + "[schedule]\ndp_bucket = 0\n");
+  EXPECT_EQ(error_of([&] { read_job_file(zero.path()); }),
+            "config " + zero.path() + ": schedule.dp_bucket must be at least one parameter");
+  const JobFile zero_bytes(std::string(kModel) + "[schedule]\ndp_bucket = \"0MB\"\n");
+  EXPECT_EQ(error_of([&] { read_job_file(zero_bytes.path()); }),
+            "config " + zero_bytes.path() + ": schedule.dp_bucket must be at least one byte");
+  const JobFile word(std::string(kModel) + "[schedule]\ndp_bucket = \"huge\"\n");
+  EXPECT_TRUE(Has(error_of([&] { read_job_file(word.path()); }),
+                  "schedule.dp_bucket \"huge\" is neither megatron, deepspeed, layer, buffer"));
+  const JobFile dtype(std::string(kModel) + "[schedule]\ngrad_reduce_dtype_bytes = 0\n");
+  EXPECT_EQ(error_of([&] { read_job_file(dtype.path()); }),
+            "config " + dtype.path() +
+                ": schedule.grad_reduce_dtype_bytes must be 1 to 8 (2: bf16, 4: fp32)");
+}
+
 }  // namespace
 }  // namespace shoal::work

@@ -13,50 +13,21 @@
 #include "shoal/topo/builders.hpp"
 #include "shoal/topo/fabric_config.hpp"
 #include "shoal/work/training_dag.hpp"
+#include "training_cases.hpp"
 
 namespace shoal::work {
 namespace {
 
+using namespace test_jobs;
 using test::error_of;
 using test::Has;
 
-/// A small MoE model: 4 layers (the first dense), hidden 1024, 8 heads, 16
-/// experts top-2 of FFN 512, dense FFN 2048, vocab 1000, sequence 512.
-JobSpec small_moe() {
-  JobSpec j;
-  j.file = "small-moe";
-  ModelSpec& m = j.model;
-  m.name = "small MoE";
-  m.layers = 4;
-  m.hidden = 1024;
-  m.heads = 8;
-  m.ffn = 2048;
-  m.vocab = 1000;
-  m.sequence = 512;
-  m.experts = 16;
-  m.top_k = 2;
-  m.expert_ffn = 512;
-  m.shared_ffn = 512;
-  m.dense_layers = 1;
-  j.parallel.tp = 2;
-  j.parallel.pp = 2;
-  j.parallel.ep = 4;
-  j.parallel.micro_batches = 3;
-  j.parallel.micro_batch_tokens = 512;
-  return j;
-}
-
-Dag generate(JobSpec& job, std::uint32_t gpus) {
-  job.resolve(gpus);
-  Dag dag;
-  add_training_job(job, dag);
-  dag.resolve();
-  dag.validate(gpus);
-  return dag;
-}
-
 TEST(TrainingTraffic, FormulasExactly) {
   JobSpec job = small_moe();
+  // A bucket per layer, reduced in the model's dtype (2 bytes): the per-layer
+  // formulas below (training_dp_test.cpp has the buckets, fp32 and the rest).
+  job.schedule.dp_bucket = ScheduleSpec::Bucket::kLayer;
+  job.schedule.grad_reduce_dtype_bytes = 2;
   const Dag dag = generate(job, 64);  // TP 2 x PP 2 x DP 16, EP 4 inside DP, expert DP 4
   ASSERT_EQ(job.parallel.dp, 16u);
   const JobTraffic t = job_traffic(job, dag, 8);
@@ -87,12 +58,16 @@ TEST(TrainingTraffic, FormulasExactly) {
       (attention + dense + h * 1000) / 2 * 2 + (attention + shared) / 2 * 2;
   const std::uint64_t stage1 =
       (attention + shared) / 2 * 2 + (attention + shared + h * 1000) / 2 * 2;
-  EXPECT_EQ(t.dp_dense_per_gpu, static_cast<Bytes>((stage0 * 15 / 16 + stage1 * 15 / 16) / 2));
+  EXPECT_EQ(t.dp_reduce_dense_per_gpu,
+            static_cast<Bytes>((stage0 * 15 / 16 + stage1 * 15 / 16) / 2));
+  // The all-gather brings the parameters back, in the same dtype here: the same bytes.
+  EXPECT_EQ(t.dp_gather_dense_per_gpu, t.dp_reduce_dense_per_gpu);
   // Experts: 16 / EP = 4 experts of 3 x h x 512 per GPU and MoE layer, over
   // the expert-DP group of 4: 3/4 of it; 1 MoE layer on stage 0, 2 on stage 1.
   const std::uint64_t experts = 4 * 3 * h * 512 * 2;
-  EXPECT_EQ(t.dp_expert_per_gpu,
+  EXPECT_EQ(t.dp_reduce_expert_per_gpu,
             static_cast<Bytes>((experts * 3 / 4 * 1 + experts * 3 / 4 * 2) / 2));
+  EXPECT_EQ(t.dp_gather_expert_per_gpu, t.dp_reduce_expert_per_gpu);
 }
 
 TEST(TrainingTraffic, SkewMovesBytesToTheHotMember) {
@@ -127,57 +102,17 @@ TEST(TrainingJob, BadFactoringIsOneClearError) {
       Has(error_of([&] { job.resolve(62); }), "62 GPUs do not factor as tp (2) x pp (2) x dp"));
 }
 
-/// Runs `dag` on `fabric` and returns the results; `slow_link` gets `delay` more latency.
-exec::RunResults simulate(const topo::Fabric& fabric, const Dag& dag,
-                          topo::LinkId slow_link = topo::kNoLink, Time delay = 0) {
-  exec::Perturbations perturbations;
-  if (slow_link != topo::kNoLink) perturbations.links.push_back({slow_link, 0, 0, delay});
-  net::NetworkOptions options;
-  options.cell_size = 64 * 1024;
-  options.buffer_per_class = 1024 * 1024;
-  return test::run_one_rank(fabric, dag, options, perturbations).results;
-}
-
-Time last_task_end(const exec::RunResults& r) {
-  Time end = 0;
-  for (const Time t : r.task_end) end = std::max(end, t);
-  return end;
-}
-
-/// A dense model on 2 GPUs (one per stage), with every time known by hand:
-/// 2 layers, hidden 1024, 8 heads, FFN 4096 (GeLU), vocab 1000, sequence and
-/// micro-batch 512 tokens, 100 TFLOP/s at 100% efficiency, backward 2x.
-JobSpec tiny_dense(std::uint32_t micro_batches) {
-  JobSpec j;
-  j.file = "tiny-dense";
-  j.model = {"tiny", 2, 1024, 8, 0, 4096, 1000, 512, false, 2, 0, 0, 0, 0, 0};
-  j.parallel.pp = 2;
-  j.parallel.micro_batches = micro_batches;
-  j.parallel.micro_batch_tokens = 512;
-  j.gpu.peak_tflops = 100;
-  j.gpu.efficiency = 1.0;
-  return j;
-}
-
-/// Two GPUs (one per server) on one switch.
-topo::Fabric two_gpu_fabric(BitsPerSecond rate, Time latency) {
-  topo::FabricSpec spec;
-  spec.gpus = 2;
-  spec.gpus_per_server = 1;
-  spec.link_rate = rate;
-  spec.link_latency = latency;
-  return topo::build_single_switch(spec);
-}
-
 /// The tiny dense job on two stages, 8 micro-batches, 4 layers, 400 Gb/s and
 /// 1 us links; iteration() puts extra latency on stage 0's uplink, which
-/// carries only its forward sends.
+/// carries only its forward sends (the gradient-norm barrier, whose
+/// all-reduce would cross it too, is off: the pipeline's slack alone).
 struct SlowLinkCase {
   explicit SlowLinkCase(std::uint32_t extra_warmup)
       : fabric(two_gpu_fabric(400'000'000'000, kMicrosecond)) {
     JobSpec job = tiny_dense(8);
     job.model.layers = 4;
     job.parallel.extra_warmup = extra_warmup;
+    job.schedule.grad_norm_barrier = false;
     dag = generate(job, 2);
   }
   double iteration(Time delay) const {
@@ -227,6 +162,8 @@ TEST(TrainingSchedule, SlowPipelineLinkCostsAFixedMultipleThenCascades) {
 namespace shoal::work {
 namespace {
 
+using namespace test_jobs;
+
 // Hierarchical DP: the small MoE job's dense DP group of a TP rank (16 GPUs,
 // every other GPU: 4 per 8-GPU server, 4 servers) reduce-scatters inside each
 // server, (k-1)/k x S = 3/4 S per GPU over NVLink, then across servers,
@@ -242,13 +179,13 @@ TEST(TrainingTraffic, HierarchicalDataParallelSplitsNvlinkAndNetwork) {
   const auto dp = static_cast<std::size_t>(CoflowType::kDp);
   // Per GPU S summed over its stage's layers, from the ring's (N-1)/N x S with N = 16
   // (dense) and the expert groups' 3/4 x S with N = 4 (a group of 4 members, one per server).
-  const double dense_s = static_cast<double>(r.dp_dense_per_gpu) * 16 / 15;
+  const double dense_s = static_cast<double>(r.dp_reduce_dense_per_gpu) * 16 / 15;
   // Dense: both hierarchical steps; experts: the expert-DP group has one member per
   // server, so it stays a plain ring.
   const double expected_rs =
-      dense_s * 3 / 4 + dense_s * 3 / 16 + static_cast<double>(r.dp_expert_per_gpu);
-  EXPECT_NEAR(static_cast<double>(t.dp_dense_per_gpu + t.dp_expert_per_gpu), expected_rs,
-              expected_rs * 1e-4);
+      dense_s * 3 / 4 + dense_s * 3 / 16 + static_cast<double>(r.dp_reduce_expert_per_gpu);
+  EXPECT_NEAR(static_cast<double>(t.dp_reduce_dense_per_gpu + t.dp_reduce_expert_per_gpu),
+              expected_rs, expected_rs * 1e-4);
   // Hierarchical moves most dense DP bytes onto NVLink: RS and AG inside servers.
   EXPECT_GT(t.nvlink[dp], r.nvlink[dp]);
   EXPECT_TRUE(Has(error_of([&] {
@@ -264,6 +201,8 @@ TEST(TrainingTraffic, HierarchicalDataParallelSplitsNvlinkAndNetwork) {
 
 namespace shoal::work {
 namespace {
+
+using namespace test_jobs;
 
 // Node-limited routing: an EP group of 16 on two 8-GPU servers. Without a limit
 // each GPU sends base = 512 x 2 x 1024 x 2 / 16 = 131,072 B to each of the 8
@@ -303,6 +242,8 @@ TEST(TrainingTraffic, NodeLimitedRoutingCrossesOncePerServer) {
 namespace shoal::work {
 namespace {
 
+using namespace test_jobs;
+
 // Measured layer times replace the FLOP-based ones: 100 us per layer forward
 // (the LM head stays FLOP-based, 10.486 us): f0 = 100 us, f1 = 110.486 us, and
 // the 2-stage, 2-micro-batch critical path 3 f0 + 6 f1 = 962.916 us.
@@ -324,6 +265,8 @@ TEST(TrainingSchedule, MeasuredLayerTimesReplaceFlops) {
 namespace shoal::work {
 namespace {
 
+using namespace test_jobs;
+
 // With PipeMorph's remedy, one extra warm-up forward on stage 0, the forward
 // send has one operation of slack (f = 279 us): a delay below it adds exactly
 // itself to the iteration (100 and 200 us), past it bubbles cascade (measured:
@@ -343,6 +286,8 @@ TEST(TrainingSchedule, SlowPipelineLinkWithSlackAddsAboutItself) {
 
 namespace shoal::work {
 namespace {
+
+using namespace test_jobs;
 
 // The placement order moves groups onto servers: tp-ep-dp-pp puts the two
 // pipeline stages 32 GPUs apart (PP crosses the network); tp-pp-ep-dp puts each

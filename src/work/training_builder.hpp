@@ -1,0 +1,138 @@
+// Builds one training job's DAG (work/training_dag.hpp): placement, the
+// pipeline schedule with each layer's compute and its EP, TP and PP coflows
+// (training_dag.cpp), and the data-parallel gradient reduction, the
+// optimizer step and the parameter all-gathers (training_dp.cpp). Private to
+// the work layer.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "shoal/work/dag.hpp"
+#include "shoal/work/training_job.hpp"
+
+namespace shoal::work {
+
+class TrainingBuilder {
+ public:
+  TrainingBuilder(const JobSpec& job, Dag& dag);
+  void build();
+
+ private:
+  /// What each GPU of the stage last did or waits for (names in the DAG).
+  using Ready = std::vector<std::vector<std::string>>;  // by stage-local index
+  /// Gradients of one buffer (dense or experts) of one stage reduced together,
+  /// as Megatron's buckets: whole layers, in backward order.
+  struct Bucket {
+    std::uint32_t top = 0;     // the first layer whose gradients it takes (the highest)
+    std::uint32_t bottom = 0;  // the last (the lowest): its backward completes the bucket
+    bool experts = false;
+    std::uint64_t parameters = 0;  // on one GPU (dense: its TP shard; experts: its own)
+  };
+
+  // --- placement (training_dag.cpp) ---
+  /// Job rank <-> coordinates (order tp-ep-dp-pp).
+  std::uint32_t rank(std::uint32_t tp, std::uint32_t ep, std::uint32_t edp,
+                     std::uint32_t pp) const {
+    return tp + p_.tp * (ep + p_.ep * (edp + edp_ * pp));
+  }
+  GpuId gpu(std::uint32_t r) const;
+  /// Stage-local index i (tp + TP * dp_index) -> job rank.
+  std::uint32_t stage_rank(std::uint32_t s, std::uint32_t i) const { return i + p_.tp * p_.dp * s; }
+  std::uint32_t local(std::uint32_t r, std::uint32_t s) const { return r - p_.tp * p_.dp * s; }
+  std::uint32_t ep_of(std::uint32_t r) const { return (r / p_.tp) % p_.ep; }
+  std::uint32_t edp_of(std::uint32_t r) const { return (r / (p_.tp * p_.ep)) % edp_; }
+
+  // --- names and labels (training_dag.cpp) ---
+  CoflowLabels labels(CoflowType type, std::uint32_t mb, std::uint32_t layer,
+                      std::uint32_t stage) const;
+  TaskLabels task_labels(TaskKind kind, std::uint32_t mb, std::uint32_t layer) const {
+    return {kind, job_.id, iteration_, mb, layer + 1};
+  }
+  std::string task_name(std::uint32_t r, bool forward, std::uint32_t mb, std::uint32_t layer,
+                        char part) const;
+  std::string optimizer_name(std::uint32_t r, std::uint32_t it) const;
+  std::string pp_name(std::uint32_t mb, std::uint32_t from_stage, bool forward,
+                      std::uint32_t i) const;
+  std::string group_id(std::uint32_t tp, std::uint32_t e) const {
+    return std::to_string(tp) + "." + std::to_string(e);
+  }
+  static void dedupe(std::vector<std::string>& names);
+
+  // --- the pipeline and each layer (training_dag.cpp) ---
+  void schedule_stage(std::uint32_t s);
+  void forward_pass(std::uint32_t s, std::uint32_t mb);
+  void backward_pass(std::uint32_t s, std::uint32_t mb);
+  void ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe, bool forward);
+  void tensor_parallel(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
+  void send_pp(std::uint32_t s, std::uint32_t mb, bool forward);
+  void task(std::uint32_t r, const std::string& name, Time duration, std::vector<std::string> after,
+            TaskKind kind, std::uint32_t mb, std::uint32_t layer);
+  void ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp, std::uint32_t edp,
+                 bool to_experts, const CoflowLabels& l, std::vector<std::string> after);
+  void ring_coflow(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
+                   const CoflowLabels& l, std::vector<std::string> after);
+  /// Several rings in one coflow: each member sends `bytes` to the next of its ring.
+  void rings_coflow(const std::string& name, const std::vector<std::vector<std::uint32_t>>& rings,
+                    Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
+  std::vector<std::uint32_t> tp_group(std::uint32_t s, std::uint32_t ep, std::uint32_t edp) const;
+  Bytes tp_bytes() const;
+  /// Names the GPU of stage-local index i waits on before its next step.
+  std::vector<std::string>& ready(std::uint32_t i) { return last_[i]; }
+  /// Whether the gradients of micro-batch `mb` are reduced when its backward is done.
+  bool reduces_after(std::uint32_t mb) const {
+    return job_.schedule.dp_reduce == DpReduce::kEveryMicroBatch || mb + 1 == p_.micro_batches;
+  }
+
+  // --- data parallelism (training_dp.cpp) ---
+  /// Gradient reduce-scatters (per bucket, and per micro-batch where every
+  /// micro-batch reduces), the gradient-norm barrier, each GPU's optimizer
+  /// step and the parameter all-gathers that the next iteration waits on.
+  void data_parallel();
+  /// The stage's buckets, dense then experts, each in backward order.
+  std::vector<Bucket> buckets(std::uint32_t s) const;
+  std::uint64_t bucket_limit(std::uint32_t s) const;
+  std::uint64_t dense_parameters(std::uint32_t layer) const;
+  std::uint64_t expert_parameters(std::uint32_t layer) const;
+  /// The DP groups of a bucket: job ranks of each group that reduces it.
+  std::vector<std::vector<std::uint32_t>> dp_groups(std::uint32_t s, bool experts) const;
+  void reduce_scatter(const std::string& name, const std::vector<std::uint32_t>& members,
+                      Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
+  void all_gather(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
+                  const CoflowLabels& l, std::vector<std::string> after);
+  /// Hierarchical DP: the members of each server, and the rings across them
+  /// (empty unless the algorithm is hierarchical and the group spreads evenly).
+  std::vector<std::vector<std::uint32_t>> rings_inside(
+      const std::vector<std::uint32_t>& members) const;
+  std::vector<std::vector<std::uint32_t>> rings_across(
+      const std::vector<std::uint32_t>& members) const;
+  /// The previous iteration's all-gather of this layer's parameters on GPU r (dense or experts).
+  void add_all_gather(std::vector<std::string>& after, std::uint32_t r, std::uint32_t layer,
+                      bool experts);
+
+  const JobSpec& job_;
+  const ModelSpec& m_;
+  const ParallelSpec& p_;
+  Dag& dag_;
+  std::uint32_t edp_;
+  std::uint32_t lps_;
+  std::vector<double> weights_;
+  std::array<int, 4> axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp)
+  std::uint32_t iteration_ = 0;
+  std::string prefix_;
+  std::vector<Flow> flows_;
+  std::vector<std::vector<std::string>> last_;  // by stage-local index, for the stage being built
+  std::map<std::uint32_t, std::vector<std::string>> last_of_stage_;  // by job rank
+  // (layer, job rank, micro-batch): what its gradients of that micro-batch wait on.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::string>>
+      dense_grads_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::string> expert_grads_;
+  // (layer, job rank, experts): the all-gather of its parameters.
+  std::map<std::tuple<std::uint32_t, std::uint32_t, bool>, std::string> ag_of_, prev_ag_;
+};
+
+}  // namespace shoal::work
