@@ -165,11 +165,14 @@ void report_jobs(const RunSetup& setup, const RunResults& r) {
     // 1F1B leaves each stage idle for (PP - 1) micro-batch slots per iteration
     // even with an infinitely fast network.
     const Time per_micro_batch = busy_sum / n / p.iterations / p.micro_batches;
+    // The pipeline's bubble with equal stages and no communication: (PP - 1)
+    // micro-batch slots, 1/v of them interleaved (Narayanan et al., SC'21).
+    const Time bubble = per_micro_batch * (p.pp - 1) / job.schedule.virtual_stages;
     fmt::print(
         "    per GPU: compute {} mean; exposed communication (idle until a coflow let it go on) "
-        "{} mean, {} max; 1F1B bubble without communication about {} per iteration\n",
+        "{} mean, {} max; pipeline bubble without communication about {} per iteration\n",
         format_time(busy_sum / n), format_time(wait_sum / n), format_time(wait_max),
-        format_time(per_micro_batch * (p.pp - 1)));
+        format_time(bubble));
   }
 }
 

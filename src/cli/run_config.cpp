@@ -31,6 +31,10 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   output::read_output_table(config, setup);
   const std::string partition = exec::read_run_table(config, fabric, setup.network, setup.engine);
   config.reject_unknown();
+  if (setup.network.instant && ranks > 1) {
+    throw Error("config " + path + ": network.model = \"instant\" runs on one rank, not " +
+                std::to_string(ranks) + " (its flows arrive the moment they start)");
+  }
   try {
     setup.partition.emplace(topo::fabric_partition(fabric, ranks, partition, path));
   } catch (const Error& e) {

@@ -153,6 +153,20 @@ std::optional<std::vector<std::string>> ConfigFile::strings(std::string_view tab
   return values;
 }
 
+std::optional<std::vector<std::int64_t>> ConfigFile::integers(std::string_view table,
+                                                              std::string_view key) {
+  const toml::node* n = find(*impl_, path_, table, key);
+  if (n == nullptr) return std::nullopt;
+  const toml::array* array = n->as_array();
+  if (array == nullptr) wrong_type(path_, *n, table, key, "an array of integers");
+  std::vector<std::int64_t> values;
+  for (const toml::node& item : *array) {
+    if (!item.is_integer()) wrong_type(path_, item, table, key, "an array of integers");
+    values.push_back(item.as_integer()->get());
+  }
+  return values;
+}
+
 namespace {
 
 template <class Parse>

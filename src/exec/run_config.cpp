@@ -107,6 +107,10 @@ std::string read_run_table(config::ConfigFile& config, const topo::Fabric& fabri
   const std::string order = config.string(r, "event_order").value_or("auto");
   if (order == "auto") {
     engine.order = net::Network::event_order_for(fabric, network);
+  } else if (order == "atom" && network.instant) {
+    throw Error(prefix +
+                "run.event_order = \"atom\" cannot run network.model = \"instant\" "
+                "(its deliveries cross atoms at once)");
   } else if (order == "atom" || order == "time") {
     engine.order = order == "atom" ? core::EventOrder::kAtom : core::EventOrder::kTime;
   } else {

@@ -77,6 +77,11 @@ void Network::initialize() {
 
 void Network::start_flow(FlowId f, core::Simulator& sim) {
   const work::Flow& flow = dag_.flows()[f];
+  if (options_.instant) {
+    count_received(f, flow.bytes, flow);
+    sim.send(gpu_node(flow.dst), 0, EventTag::pack(NetEvent::kFlowReceived), flow_payload(f));
+    return;
+  }
   const NodeId sender = gpu_node(flow.src);
   const LinkId link = router_.first_link(f, sim.now());
   nic_.start(link, f, flow.bytes, sim);
@@ -281,8 +286,7 @@ NodeId Network::counted_at(FlowId f) const {
 void Network::on_flow_received(FlowId flow, core::Simulator& sim) {
   const work::Flow& f = dag_.flows()[flow];
   // The acknowledgement returns along the path (its latency, no queueing).
-  sim.send(gpu_node(f.src), fabric_.path_latency(f.dst, f.src), EventTag::pack(NetEvent::kFlowAck),
-           flow_payload(flow));
+  sim.send(gpu_node(f.src), ack_latency(f), EventTag::pack(NetEvent::kFlowAck), flow_payload(flow));
   events_.on_flow_received(flow, sim);
 }
 
@@ -324,7 +328,7 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
       // The receiver's end time, known here exactly: the ack took the path's latency.
       const FlowId flow = flow_of_payload(ev.payload);
       const work::Flow& f = dag_.flows()[flow];
-      events_.on_flow_acknowledged(flow, sim.now() - fabric_.path_latency(f.dst, f.src), sim);
+      events_.on_flow_acknowledged(flow, sim.now() - ack_latency(f), sim);
       return;
     }
     case NetEvent::kLinkFailed:

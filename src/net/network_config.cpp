@@ -8,6 +8,11 @@ NetworkOptions read_network_options(config::ConfigFile& config) {
   const std::string prefix = "config " + config.path() + ": ";
   constexpr std::string_view n = "network";
   NetworkOptions options;
+  const std::string model = config.string(n, "model").value_or("packet");
+  if (model != "packet" && model != "instant") {
+    throw Error(prefix + "network.model must be \"packet\" or \"instant\"");
+  }
+  options.instant = model == "instant";
   options.cell_size = config.bytes(n, "cell_size").value_or(options.cell_size);
   options.buffer_per_class = config.bytes(n, "buffer_per_class").value_or(options.buffer_per_class);
   const std::string forwarding = config.string(n, "forwarding").value_or("cut-through");

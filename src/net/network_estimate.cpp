@@ -19,7 +19,7 @@ std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Da
 core::EventOrder Network::event_order_for(const topo::Fabric& fabric,
                                           const NetworkOptions& options) {
   const core::Layout& layout = fabric.layout();
-  if (layout.links().size() < kAtomOrderLinks) return core::EventOrder::kTime;
+  if (options.instant || layout.links().size() < kAtomOrderLinks) return core::EventOrder::kTime;
   Time lookahead = kTimeInfinity;
   BitsPerSecond fastest = 0;
   for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {

@@ -136,6 +136,25 @@ void read_schedule(config::ConfigFile& c, std::string_view t, ScheduleSpec& s) {
     throw Error(where + "grad_reduce_dtype_bytes must be 1 to 8 (2: bf16, 4: fp32)");
   }
   s.grad_norm_barrier = c.boolean(t, "grad_norm_barrier").value_or(s.grad_norm_barrier);
+  if (const auto schedule = c.string(t, "pp_schedule")) {
+    if (*schedule == "1f1b") {
+      s.pp_schedule = PpSchedule::k1F1B;
+    } else if (*schedule == "interleaved") {
+      s.pp_schedule = PpSchedule::kInterleaved;
+    } else {
+      throw Error(where + "pp_schedule \"" + *schedule + "\" is unknown (1f1b or interleaved)");
+    }
+  }
+  read_count(c, t, "virtual_stages", s.virtual_stages);
+  if (const auto layers = c.integers(t, "stage_layers")) {
+    s.stage_layers.clear();
+    for (const std::int64_t n : *layers) {
+      if (n < 1 || n > std::numeric_limits<std::uint32_t>::max()) {
+        throw Error(where + "stage_layers: every stage needs 1 to 4294967295 layers");
+      }
+      s.stage_layers.push_back(static_cast<std::uint32_t>(n));
+    }
+  }
 }
 
 }  // namespace

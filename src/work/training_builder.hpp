@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "shoal/work/dag.hpp"
+#include "shoal/work/pipeline_schedule.hpp"
 #include "shoal/work/training_job.hpp"
 
 namespace shoal::work {
@@ -64,12 +65,15 @@ class TrainingBuilder {
   static void dedupe(std::vector<std::string>& names);
 
   // --- the pipeline and each layer (training_dag.cpp) ---
-  void schedule_stage(std::uint32_t s);
-  void forward_pass(std::uint32_t s, std::uint32_t mb);
-  void backward_pass(std::uint32_t s, std::uint32_t mb);
+  /// Pipeline rank `s`'s steps, each a pass of its GPUs through virtual stage `vs`.
+  void schedule_rank(std::uint32_t s);
+  void forward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb);
+  void backward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb);
   void ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe, bool forward);
   void tensor_parallel(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
-  void send_pp(std::uint32_t s, std::uint32_t mb, bool forward);
+  /// A micro-batch's activations (forward) or gradients (backward) from
+  /// virtual stage `from` to `to`, one coflow per data-parallel replica.
+  void send_pp(std::uint32_t from, std::uint32_t to, std::uint32_t mb, bool forward);
   void task(std::uint32_t r, const std::string& name, Time duration, std::vector<std::string> after,
             TaskKind kind, std::uint32_t mb, std::uint32_t layer);
   void ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp, std::uint32_t edp,
@@ -95,7 +99,7 @@ class TrainingBuilder {
   void data_parallel();
   /// The stage's buckets, dense then experts, each in backward order.
   std::vector<Bucket> buckets(std::uint32_t s) const;
-  std::uint64_t bucket_limit(std::uint32_t s) const;
+  std::uint64_t bucket_limit(std::uint32_t s, std::uint32_t chunk) const;
   std::uint64_t dense_parameters(std::uint32_t layer) const;
   std::uint64_t expert_parameters(std::uint32_t layer) const;
   /// The DP groups of a bucket: job ranks of each group that reduces it.
@@ -119,7 +123,7 @@ class TrainingBuilder {
   const ParallelSpec& p_;
   Dag& dag_;
   std::uint32_t edp_;
-  std::uint32_t lps_;
+  std::vector<std::uint32_t> stage_starts_;  // by virtual stage: its first layer (and the end)
   std::vector<double> weights_;
   std::array<int, 4> axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp)
   std::uint32_t iteration_ = 0;

@@ -21,7 +21,7 @@ TrainingBuilder::TrainingBuilder(const JobSpec& job, Dag& dag)
       p_(job.parallel),
       dag_(dag),
       edp_(p_.dp / p_.ep),
-      lps_(job.layers_per_stage()),
+      stage_starts_(job.stage_starts()),
       weights_(ep_weights(job)),
       axes_(placement_axes(job.parallel.order)) {}
 
@@ -29,9 +29,9 @@ void TrainingBuilder::build() {
   for (std::uint32_t it = 0; it < p_.iterations; ++it) {
     iteration_ = it;
     prefix_ = "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".";
-    for (std::uint32_t s = 0; s < p_.pp; ++s) {
-      schedule_stage(s);
-      for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i) last_of_stage_[stage_rank(s, i)] = last_[i];
+    for (std::uint32_t r = 0; r < p_.pp; ++r) {
+      schedule_rank(r);
+      for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i) last_of_stage_[stage_rank(r, i)] = last_[i];
     }
     data_parallel();
     // This iteration's all-gathers are what the next one's forward waits on.
@@ -89,32 +89,22 @@ void TrainingBuilder::dedupe(std::vector<std::string>& names) {
   names.erase(std::unique(names.begin(), names.end()), names.end());
 }
 
-void TrainingBuilder::schedule_stage(std::uint32_t s) {
-  // 1F1B: warm-up forwards, then one forward and one backward in turn, then
-  // the remaining backwards.
-  const std::uint32_t m = p_.micro_batches;
-  // PipeMorph's remedy for a slow link: stages before it run extra warm-up
-  // forwards, so each activation is sent earlier than the next stage needs it.
-  const std::uint32_t warmup = std::min(p_.pp - s - 1 + (s + 1 < p_.pp ? p_.extra_warmup : 0), m);
-  std::vector<std::pair<bool, std::uint32_t>> items;  // (forward, micro-batch)
-  for (std::uint32_t i = 0; i < warmup; ++i) items.push_back({true, i});
-  for (std::uint32_t i = 0; i + warmup < m; ++i) {
-    items.push_back({true, warmup + i});
-    items.push_back({false, i});
-  }
-  for (std::uint32_t i = m - warmup; i < m; ++i) items.push_back({false, i});
-  // Per GPU of the stage: the last task in its schedule (the chain).
+void TrainingBuilder::schedule_rank(std::uint32_t r) {
+  // Per GPU of the pipeline rank: the last task in its schedule (the chain).
   const std::uint32_t n = p_.tp * p_.dp;
   last_.assign(n, {});
   if (iteration_ > 0) {
     for (std::uint32_t i = 0; i < n; ++i)
-      last_[i] = {optimizer_name(stage_rank(s, i), iteration_ - 1)};
+      last_[i] = {optimizer_name(stage_rank(r, i), iteration_ - 1)};
   }
-  for (const auto& [forward, mb] : items) {
-    if (forward) {
-      forward_pass(s, mb);
+  const ScheduleSpec& sch = job_.schedule;
+  for (const PipelineStep& step : pipeline_steps(sch.pp_schedule, r, p_.pp, sch.virtual_stages,
+                                                 p_.micro_batches, p_.extra_warmup)) {
+    const std::uint32_t vs = chunk_stage(r, p_.pp, step.chunk);
+    if (step.forward) {
+      forward_pass(r, vs, step.micro_batch);
     } else {
-      backward_pass(s, mb);
+      backward_pass(r, vs, step.micro_batch);
     }
   }
 }
@@ -125,14 +115,14 @@ void TrainingBuilder::task(std::uint32_t r, const std::string& name, Time durati
   dag_.add_task(name, gpu(r), duration, std::move(after), task_labels(kind, mb, layer));
 }
 
-void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t mb) {
+void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb) {
   const std::uint32_t n = p_.tp * p_.dp;
   // Entering the stage: the previous stage's activations; in later
   // iterations micro-batch 0 waits for the parameters (all-gather) layer by layer.
-  if (s > 0) {
-    for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, s - 1, true, i));
+  if (vs > 0) {
+    for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, vs - 1, true, i));
   }
-  for (std::uint32_t layer = s * lps_; layer < (s + 1) * lps_; ++layer) {
+  for (std::uint32_t layer = stage_starts_[vs]; layer < stage_starts_[vs + 1]; ++layer) {
     const bool moe = m_.moe_layer(layer);
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
@@ -145,16 +135,15 @@ void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t mb) {
     ffn(s, mb, layer, moe, true);
     tensor_parallel(s, mb, layer, true);
   }
-  if (s + 1 < p_.pp) send_pp(s, mb, true);
+  if (vs + 1 < job_.stages()) send_pp(vs, vs + 1, mb, true);
 }
 
-void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t mb) {
+void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb) {
   const std::uint32_t n = p_.tp * p_.dp;
-  if (s + 1 < p_.pp) {
-    for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, s + 1, false, i));
+  if (vs + 1 < job_.stages()) {
+    for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, vs + 1, false, i));
   }
-  for (std::uint32_t step = 0; step < lps_; ++step) {
-    const std::uint32_t layer = (s + 1) * lps_ - 1 - step;
+  for (std::uint32_t layer = stage_starts_[vs + 1]; layer-- > stage_starts_[vs];) {
     const bool moe = m_.moe_layer(layer);
     ffn(s, mb, layer, moe, false);
     for (std::uint32_t i = 0; i < n; ++i) {
@@ -171,7 +160,7 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t mb) {
       for (std::uint32_t i = 0; i < n; ++i) dense_grads_[{layer, stage_rank(s, i), mb}] = ready(i);
     }
   }
-  if (s > 0) send_pp(s, mb, false);
+  if (vs > 0) send_pp(vs, vs - 1, mb, false);
 }
 
 void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe,
@@ -253,21 +242,25 @@ void TrainingBuilder::tensor_parallel(std::uint32_t s, std::uint32_t mb, std::ui
   }
 }
 
-void TrainingBuilder::send_pp(std::uint32_t s, std::uint32_t mb, bool forward) {
-  const std::uint32_t to = forward ? s + 1 : s - 1;
+void TrainingBuilder::send_pp(std::uint32_t from, std::uint32_t to, std::uint32_t mb,
+                              bool forward) {
+  // Virtual stage v runs on pipeline rank v mod PP.
+  const std::uint32_t sender = from % p_.pp, receiver = to % p_.pp;
   const auto bytes = static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes / p_.tp);
-  const std::uint32_t layer = forward ? to * lps_ : s * lps_;
+  // Labelled with the first layer of the stage the activations enter (forward)
+  // or the gradients leave (backward).
+  const std::uint32_t layer = forward ? stage_starts_[to] : stage_starts_[from];
   for (std::uint32_t d = 0; d < p_.dp; ++d) {
     flows_.clear();
     std::vector<std::string> after;
     for (std::uint32_t t = 0; t < p_.tp; ++t) {
       const std::uint32_t i = t + p_.tp * d;
-      flows_.push_back({gpu(stage_rank(s, i)), gpu(stage_rank(to, i)), bytes});
+      flows_.push_back({gpu(stage_rank(sender, i)), gpu(stage_rank(receiver, i)), bytes});
       after.insert(after.end(), ready(i).begin(), ready(i).end());
     }
     dedupe(after);
-    dag_.add_coflow(pp_name(mb, s, forward, p_.tp * d), labels(CoflowType::kPp, mb, layer, s), 0,
-                    flows_, std::move(after));
+    dag_.add_coflow(pp_name(mb, from, forward, p_.tp * d),
+                    labels(CoflowType::kPp, mb, layer, sender), 0, flows_, std::move(after));
   }
 }
 

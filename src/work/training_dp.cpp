@@ -43,14 +43,16 @@ std::uint64_t TrainingBuilder::expert_parameters(std::uint32_t layer) const {
   return (m_.experts + p_.ep - 1) / p_.ep * m_.expert_params();
 }
 
-std::uint64_t TrainingBuilder::bucket_limit(std::uint32_t s) const {
+std::uint64_t TrainingBuilder::bucket_limit(std::uint32_t s, std::uint32_t chunk) const {
   const ScheduleSpec& sch = job_.schedule;
   using B = ScheduleSpec::Bucket;
   switch (sch.dp_bucket) {
     case B::kMegatron:
       // With --overlap-grad-reduce; Megatron turns bucketing off on pipeline
-      // ranks after the first, whose reduction is off the critical path.
-      return s == 0 ? std::max(kMegatronBucketFloor, kMegatronBucketPerRank * p_.dp) : kNoLimit;
+      // ranks after the first, whose reduction is off the critical path, and
+      // on model chunks after the first.
+      return s == 0 && chunk == 0 ? std::max(kMegatronBucketFloor, kMegatronBucketPerRank * p_.dp)
+                                  : kNoLimit;
     case B::kDeepSpeed:
       return kDeepSpeedBucket;
     case B::kLayer:
@@ -68,35 +70,39 @@ std::uint64_t TrainingBuilder::bucket_limit(std::uint32_t s) const {
 std::vector<TrainingBuilder::Bucket> TrainingBuilder::buckets(std::uint32_t s) const {
   // Whole layers in backward order (the highest first), closed once they hold
   // the limit: Megatron never splits a parameter across buckets, we never
-  // split a layer.
-  const std::uint64_t limit = bucket_limit(s);
-  std::vector<Bucket> out;
-  for (const bool experts : {false, true}) {
-    Bucket open;
-    open.experts = experts;
-    bool any = false;
-    for (std::uint32_t step = 0; step < lps_; ++step) {
-      const std::uint32_t layer = (s + 1) * lps_ - 1 - step;
-      const std::uint64_t params = experts ? expert_parameters(layer) : dense_parameters(layer);
-      if (params == 0) continue;
-      if (!any) open.top = layer;
-      any = true;
-      open.bottom = layer;
-      open.parameters += params;
-      if (open.parameters >= limit) {
-        out.push_back(open);
-        open = Bucket{};
-        open.experts = experts;
-        any = false;
+  // split a layer. Each model chunk has its buffers.
+  std::vector<Bucket> all;
+  for (std::uint32_t chunk = 0; chunk < job_.schedule.virtual_stages; ++chunk) {
+    const std::uint32_t vs = chunk_stage(s, p_.pp, chunk);
+    const std::uint64_t limit = bucket_limit(s, chunk);
+    std::vector<Bucket> out;
+    for (const bool experts : {false, true}) {
+      Bucket open;
+      open.experts = experts;
+      bool any = false;
+      for (std::uint32_t layer = stage_starts_[vs + 1]; layer-- > stage_starts_[vs];) {
+        const std::uint64_t params = experts ? expert_parameters(layer) : dense_parameters(layer);
+        if (params == 0) continue;
+        if (!any) open.top = layer;
+        any = true;
+        open.bottom = layer;
+        open.parameters += params;
+        if (open.parameters >= limit) {
+          out.push_back(open);
+          open = Bucket{};
+          open.experts = experts;
+          any = false;
+        }
       }
+      if (any) out.push_back(open);
     }
-    if (any) out.push_back(open);
+    // Created by their last layer, the lowest first, dense before experts.
+    std::stable_sort(out.begin(), out.end(), [](const Bucket& a, const Bucket& b) {
+      return a.bottom != b.bottom ? a.bottom < b.bottom : !a.experts && b.experts;
+    });
+    all.insert(all.end(), out.begin(), out.end());
   }
-  // Created by their last layer, the lowest first, dense before experts.
-  std::stable_sort(out.begin(), out.end(), [](const Bucket& a, const Bucket& b) {
-    return a.bottom != b.bottom ? a.bottom < b.bottom : !a.experts && b.experts;
-  });
-  return out;
+  return all;
 }
 
 std::vector<std::vector<std::uint32_t>> TrainingBuilder::dp_groups(std::uint32_t s,

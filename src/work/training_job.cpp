@@ -49,10 +49,7 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
   } catch (const Error& e) {
     throw Error(where + e.what());
   }
-  if (m.layers % p.pp != 0) {
-    throw Error(where + "model.layers (" + std::to_string(m.layers) + ") must divide by pp (" +
-                std::to_string(p.pp) + ")");
-  }
+  resolve_pipeline(where);
   if (p.first_gpu >= fabric_gpus) {
     throw Error(where + "parallelism.first_gpu " + std::to_string(p.first_gpu) +
                 " is outside the fabric (" + std::to_string(fabric_gpus) + " GPUs)");
@@ -104,6 +101,64 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
   }
 }
 
+void JobSpec::resolve_pipeline(const std::string& where) const {
+  const ScheduleSpec& s = schedule;
+  const ParallelSpec& p = parallel;
+  if (s.virtual_stages == 0) throw Error(where + "schedule.virtual_stages must be positive");
+  if (s.pp_schedule == PpSchedule::kInterleaved) {
+    if (p.pp < 2) {
+      throw Error(where + "schedule.pp_schedule = \"interleaved\" needs pp of 2 or more");
+    }
+    if (s.virtual_stages < 2) {
+      throw Error(where +
+                  "schedule.pp_schedule = \"interleaved\" needs virtual_stages of 2 or more");
+    }
+    if (p.micro_batches % p.pp != 0) {
+      throw Error(where + "schedule.pp_schedule = \"interleaved\" needs micro_batches (" +
+                  std::to_string(p.micro_batches) + ") to be a multiple of pp (" +
+                  std::to_string(p.pp) + ")");
+    }
+    if (p.extra_warmup > 0) {
+      throw Error(where + "parallelism.extra_warmup applies to the 1f1b schedule only");
+    }
+  } else if (s.virtual_stages != 1) {
+    throw Error(where + "schedule.virtual_stages (" + std::to_string(s.virtual_stages) +
+                ") needs pp_schedule = \"interleaved\"");
+  }
+  const std::uint64_t stages = std::uint64_t{p.pp} * s.virtual_stages;
+  if (s.stage_layers.empty()) {
+    if (model.layers % stages != 0) {
+      throw Error(where + "model.layers (" + std::to_string(model.layers) +
+                  ") must divide by pp x virtual_stages (" + std::to_string(stages) +
+                  "), or give schedule.stage_layers");
+    }
+    return;
+  }
+  if (s.stage_layers.size() != stages) {
+    throw Error(where + "schedule.stage_layers has " + std::to_string(s.stage_layers.size()) +
+                " stages; pp x virtual_stages is " + std::to_string(stages));
+  }
+  std::uint64_t sum = 0;
+  for (const std::uint32_t n : s.stage_layers) {
+    if (n == 0) throw Error(where + "schedule.stage_layers: every stage needs a layer");
+    sum += n;
+  }
+  if (sum != model.layers) {
+    throw Error(where + "schedule.stage_layers add up to " + std::to_string(sum) +
+                " layers; the model has " + std::to_string(model.layers));
+  }
+}
+
+std::vector<std::uint32_t> JobSpec::stage_starts() const {
+  std::vector<std::uint32_t> starts{0};
+  const std::uint32_t n = stages();
+  for (std::uint32_t v = 0; v < n; ++v) {
+    starts.push_back(starts.back() +
+                     (schedule.stage_layers.empty() ? model.layers / n : schedule.stage_layers[v]));
+  }
+  return starts;
+}
+
 std::string describe_schedule(const JobSpec& job) {
   const ScheduleSpec& s = job.schedule;
   std::string text = s.dp_reduce == DpReduce::kEveryMicroBatch
@@ -134,6 +189,16 @@ std::string describe_schedule(const JobSpec& job) {
   text += ", in " + std::to_string(s.grad_reduce_dtype_bytes) + "-byte values; ";
   text += s.grad_norm_barrier ? "the gradient-norm all-reduce before the step"
                               : "no gradient-norm barrier";
+  text +=
+      s.pp_schedule == PpSchedule::kInterleaved
+          ? "; pipeline: interleaved 1F1B, " + std::to_string(s.virtual_stages) + " chunks per rank"
+          : "; pipeline: 1F1B";
+  text += ", stages of";
+  const std::vector<std::uint32_t> starts = job.stage_starts();
+  for (std::size_t v = 0; v + 1 < starts.size(); ++v) {
+    text += (v == 0 ? " " : ", ") + std::to_string(starts[v + 1] - starts[v]);
+  }
+  text += " layers";
   return text;
 }
 

@@ -122,6 +122,14 @@ expect_error run-bad-forwarding 'network.forwarding must be "cut-through" or "st
 run_config order.toml '[run]\nevent_order = "sideways"'
 expect_error run-bad-event-order "config $dir/order.toml: run.event_order must be \"auto\", \"atom\" or \"time\"" \
   run2 run "$dir/order.toml"
+run_config model.toml '[network]\nmodel = "fluid"'
+expect_error run-bad-network-model 'network.model must be "packet" or "instant"' run1 run "$dir/model.toml"
+run_config instant.toml '[network]\nmodel = "instant"'
+expect_error run-instant-ranks "config $dir/instant.toml: network.model = \"instant\" runs on one rank, not 2" \
+  run2 run "$dir/instant.toml"
+run_config instant-atom.toml '[network]\nmodel = "instant"\n[run]\nevent_order = "atom"'
+expect_error run-instant-atom 'run.event_order = "atom" cannot run network.model = "instant"' \
+  run1 run "$dir/instant-atom.toml"
 run_config latency.toml 'link_latency = "0us"'
 expect_error run-zero-latency "topology.link_latency must be positive" run2 run "$dir/latency.toml"
 run_config buffer.toml '[network]\nbuffer_per_class = "1KiB"'

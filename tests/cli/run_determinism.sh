@@ -28,6 +28,9 @@ sed -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" -e 's/^micro_ba
 # in Megatron's buckets, in fp32, and the gradient-norm barrier.
 sed '/^\[job\]/a dp_reduce = "every-micro-batch"\ndp_bucket = "megatron"\ngrad_reduce_dtype_bytes = 4\ngrad_norm_barrier = true' \
   "$dir/training.toml" >"$dir/zero2.toml"
+# The same job interleaved: 2 chunks on each of the 2 pipeline ranks, uneven.
+sed '/^\[job\]/a pp_schedule = "interleaved"\nvirtual_stages = 2\nstage_layers = [5, 7, 6, 6]' \
+  "$dir/training.toml" >"$dir/interleaved.toml"
 # Two jobs on one fabric under fair and crux+hermod ([workload] jobs = [...]).
 mkdir -p "$dir/two-jobs"
 cp "$src"/configs/examples/two-jobs/*.toml "$dir/two-jobs/"
@@ -40,7 +43,7 @@ sed -e '/^\[topology\]/,/^\[network\]/{/^\[network\]/!d}' "$dir/ecmp.toml" >"$di
   printf 'dual_plane = true\nlink_rate = "100Gbps"\nlink_latency = "1us"\n\n'
   cat "$dir/rest.toml"; } >"$dir/rail.toml"
 failures=0
-for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training zero2 two-jobs rail; do
+for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training zero2 interleaved two-jobs rail; do
   "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >"$dir/$variant-1.out"
   # One rank by time (what "auto" picks for fabrics this small), N ranks by
   # atom: the engine's two orders must agree too.

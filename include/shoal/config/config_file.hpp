@@ -34,6 +34,7 @@ class ConfigFile {
   std::optional<bool> boolean(std::string_view table, std::string_view key);
   std::optional<std::string> string(std::string_view table, std::string_view key);
   std::optional<std::vector<std::string>> strings(std::string_view table, std::string_view key);
+  std::optional<std::vector<std::int64_t>> integers(std::string_view table, std::string_view key);
   std::optional<Time> time(std::string_view table, std::string_view key);
   std::optional<Bytes> bytes(std::string_view table, std::string_view key);
   std::optional<BitsPerSecond> rate(std::string_view table, std::string_view key);

@@ -214,6 +214,10 @@ class Network {
   void on_promote(topo::NodeId node, topo::LinkId link, work::FlowId flow, core::Simulator& sim);
   /// The port failed: its queued cells and own flows move to other ports of `node`.
   void evacuate(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
+  /// How long a flow's acknowledgement takes back to its sender.
+  Time ack_latency(const work::Flow& f) const {
+    return options_.instant ? 0 : fabric_.path_latency(f.dst, f.src);
+  }
   topo::NodeId gpu_node(work::GpuId g) const { return fabric_.gpu_node(g); }
   work::GpuId gpu_of(topo::NodeId n) const { return fabric_.node(n).index; }
 

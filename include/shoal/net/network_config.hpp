@@ -6,7 +6,7 @@
 
 namespace shoal::net {
 
-/// cell_size, buffer_per_class, forwarding, load_balancing, switch_scheduling;
+/// model, cell_size, buffer_per_class, forwarding, load_balancing, switch_scheduling;
 /// an Error names the file and key.
 NetworkOptions read_network_options(config::ConfigFile& config);
 

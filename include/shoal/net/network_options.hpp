@@ -34,6 +34,11 @@ inline constexpr bool kFullChecksByDefault = true;
 #endif
 
 struct NetworkOptions {
+  // Every flow arrives the moment it starts and is acknowledged at once: the
+  // infinitely fast network against which a schedule's closed forms hold
+  // ([network] model = "instant"). Its deliveries cross no lookahead, so it
+  // runs on one rank, in time order.
+  bool instant = false;
   Bytes cell_size = 4096;
   Bytes buffer_per_class = 512 * 1024;  // ingress buffer per port and class (credits)
   bool cut_through = true;

@@ -15,6 +15,7 @@
 
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag.hpp"
+#include "shoal/work/pipeline_schedule.hpp"
 
 namespace shoal::work {
 
@@ -101,6 +102,11 @@ struct ScheduleSpec {
   std::uint64_t dp_bucket_bytes = 0;       // ... or as bytes of reduced gradients
   std::uint64_t grad_reduce_dtype_bytes = 2;
   bool grad_norm_barrier = false;  // the gradient-norm all-reduce before the optimizer step
+  PpSchedule pp_schedule = PpSchedule::k1F1B;
+  std::uint32_t virtual_stages = 1;  // interleaved: model chunks per pipeline rank
+  /// Layers of each (virtual) stage in order, pp x virtual_stages of them;
+  /// empty: the layers split evenly.
+  std::vector<std::uint32_t> stage_layers;
 };
 
 /// Expert-load skew of the EP all-to-all: uniform, one hot member per group
@@ -120,10 +126,17 @@ struct JobSpec {
   ScheduleSpec schedule;
 
   std::uint32_t gpu_count() const { return parallel.tp * parallel.pp * parallel.dp; }
-  std::uint32_t layers_per_stage() const { return model.layers / parallel.pp; }
+  /// Pipeline stages the model is cut into: pp x virtual_stages.
+  std::uint32_t stages() const { return parallel.pp * schedule.virtual_stages; }
+  /// The first layer of each stage, and the layer count after the last.
+  std::vector<std::uint32_t> stage_starts() const;
   /// Checks the factoring against a fabric of `fabric_gpus` GPUs (fills dp and
   /// gpus when 0); an Error names the file and the mismatch.
   void resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server = 8);
+
+ private:
+  /// The pipeline schedule's keys against the model and parallelism.
+  void resolve_pipeline(const std::string& where) const;
 };
 
 /// Bytes one GPU sends per iteration, by traffic type, and coflow counts.

@@ -96,7 +96,8 @@ TEST(TrainingJob, BadFactoringIsOneClearError) {
   EXPECT_TRUE(Has(error_of([&] { job.resolve(64); }), "parallelism.ep (3) must divide dp (16)"));
   job = small_moe();
   job.parallel.pp = 3;
-  EXPECT_TRUE(Has(error_of([&] { job.resolve(60); }), "model.layers (4) must divide by pp (3)"));
+  EXPECT_TRUE(Has(error_of([&] { job.resolve(60); }),
+                  "model.layers (4) must divide by pp x virtual_stages (3)"));
   job = small_moe();
   EXPECT_TRUE(
       Has(error_of([&] { job.resolve(62); }), "62 GPUs do not factor as tp (2) x pp (2) x dp"));
