@@ -141,9 +141,16 @@ void read_schedule(config::ConfigFile& c, std::string_view t, ScheduleSpec& s) {
       s.pp_schedule = PpSchedule::k1F1B;
     } else if (*schedule == "interleaved") {
       s.pp_schedule = PpSchedule::kInterleaved;
+    } else if (*schedule == "dualpipe") {
+      s.pp_schedule = PpSchedule::kDualPipe;
     } else {
-      throw Error(where + "pp_schedule \"" + *schedule + "\" is unknown (1f1b or interleaved)");
+      throw Error(where + "pp_schedule \"" + *schedule +
+                  "\" is unknown (1f1b, interleaved or dualpipe)");
     }
+  }
+  s.weight_grad_share = c.number(t, "weight_grad_share").value_or(s.weight_grad_share);
+  if (!(s.weight_grad_share > 0) || !(s.weight_grad_share < 1)) {
+    throw Error(where + "weight_grad_share must be between 0 and 1 (exclusive)");
   }
   read_count(c, t, "virtual_stages", s.virtual_stages);
   if (const auto layers = c.integers(t, "stage_layers")) {

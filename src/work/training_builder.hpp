@@ -65,10 +65,19 @@ class TrainingBuilder {
   static void dedupe(std::vector<std::string>& names);
 
   // --- the pipeline and each layer (training_dag.cpp) ---
-  /// Pipeline rank `s`'s steps, each a pass of its GPUs through virtual stage `vs`.
+  /// Pipeline rank `s`'s steps, each a pass of its GPUs through stage `vs`
+  /// (training_pipeline.cpp); `receive` and `send`: the pass waits for its
+  /// input from the neighbouring stage, and sends its output on.
   void schedule_rank(std::uint32_t s);
-  void forward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb);
-  void backward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb);
+  void forward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb, bool receive = true,
+                    bool send = true);
+  void backward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb, bool receive = true,
+                     bool send = true);
+  /// DualPipe's pair: a forward and a backward side by side.
+  void overlapped(std::uint32_t s, const PipelineStep& forward, std::uint32_t f_vs,
+                  const PipelineStep& backward, std::uint32_t b_vs, bool record);
+  /// The weight gradients of a split backward; `record`: they complete the stage's gradients.
+  void weight_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb, bool record);
   void ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe, bool forward);
   void tensor_parallel(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
   /// A micro-batch's activations (forward) or gradients (backward) from
@@ -87,23 +96,21 @@ class TrainingBuilder {
   Bytes tp_bytes() const;
   /// Names the GPU of stage-local index i waits on before its next step.
   std::vector<std::string>& ready(std::uint32_t i) { return last_[i]; }
-  /// Whether the gradients of micro-batch `mb` are reduced when its backward is done.
-  bool reduces_after(std::uint32_t mb) const {
-    return job_.schedule.dp_reduce == DpReduce::kEveryMicroBatch || mb + 1 == p_.micro_batches;
-  }
 
   // --- data parallelism (training_dp.cpp) ---
   /// Gradient reduce-scatters (per bucket, and per micro-batch where every
   /// micro-batch reduces), the gradient-norm barrier, each GPU's optimizer
   /// step and the parameter all-gathers that the next iteration waits on.
   void data_parallel();
-  /// The stage's buckets, dense then experts, each in backward order.
-  std::vector<Bucket> buckets(std::uint32_t s) const;
-  std::uint64_t bucket_limit(std::uint32_t s, std::uint32_t chunk) const;
+  /// Stage vs's buckets, dense then experts, each in backward order.
+  std::vector<Bucket> buckets(std::uint32_t vs) const;
+  std::uint64_t bucket_limit(std::uint32_t vs) const;
+  /// The pipeline ranks that hold stage vs (two with DualPipe).
+  std::vector<std::uint32_t> holders(std::uint32_t vs) const;
   std::uint64_t dense_parameters(std::uint32_t layer) const;
   std::uint64_t expert_parameters(std::uint32_t layer) const;
-  /// The DP groups of a bucket: job ranks of each group that reduces it.
-  std::vector<std::vector<std::uint32_t>> dp_groups(std::uint32_t s, bool experts) const;
+  /// The DP groups of stage vs's buckets: job ranks of each group that reduces them.
+  std::vector<std::vector<std::uint32_t>> dp_groups(std::uint32_t vs, bool experts) const;
   void reduce_scatter(const std::string& name, const std::vector<std::uint32_t>& members,
                       Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
   void all_gather(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
@@ -135,6 +142,10 @@ class TrainingBuilder {
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::string>>
       dense_grads_;
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::string> expert_grads_;
+  // (pipeline rank, stage): the micro-batch whose backward makes its gradients final.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> final_mb_;
+  bool recording_grads_ = false;  // the backward being built records its gradients for the DP
+  double backward_share_ = 1.0;   // ... and computes this share of its time (split: 1 - W's)
   // (layer, job rank, experts): the all-gather of its parameters.
   std::map<std::tuple<std::uint32_t, std::uint32_t, bool>, std::string> ag_of_, prev_ag_;
 };

@@ -38,6 +38,7 @@ void TrainingBuilder::build() {
     prev_ag_ = std::move(ag_of_);
     ag_of_.clear();
     dense_grads_.clear();
+    final_mb_.clear();
     expert_grads_.clear();
   }
 }
@@ -89,37 +90,18 @@ void TrainingBuilder::dedupe(std::vector<std::string>& names) {
   names.erase(std::unique(names.begin(), names.end()), names.end());
 }
 
-void TrainingBuilder::schedule_rank(std::uint32_t r) {
-  // Per GPU of the pipeline rank: the last task in its schedule (the chain).
-  const std::uint32_t n = p_.tp * p_.dp;
-  last_.assign(n, {});
-  if (iteration_ > 0) {
-    for (std::uint32_t i = 0; i < n; ++i)
-      last_[i] = {optimizer_name(stage_rank(r, i), iteration_ - 1)};
-  }
-  const ScheduleSpec& sch = job_.schedule;
-  for (const PipelineStep& step : pipeline_steps(sch.pp_schedule, r, p_.pp, sch.virtual_stages,
-                                                 p_.micro_batches, p_.extra_warmup)) {
-    const std::uint32_t vs = chunk_stage(r, p_.pp, step.chunk);
-    if (step.forward) {
-      forward_pass(r, vs, step.micro_batch);
-    } else {
-      backward_pass(r, vs, step.micro_batch);
-    }
-  }
-}
-
 void TrainingBuilder::task(std::uint32_t r, const std::string& name, Time duration,
                            std::vector<std::string> after, TaskKind kind, std::uint32_t mb,
                            std::uint32_t layer) {
   dag_.add_task(name, gpu(r), duration, std::move(after), task_labels(kind, mb, layer));
 }
 
-void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb) {
+void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb,
+                                   bool receive, bool send) {
   const std::uint32_t n = p_.tp * p_.dp;
   // Entering the stage: the previous stage's activations; in later
   // iterations micro-batch 0 waits for the parameters (all-gather) layer by layer.
-  if (vs > 0) {
+  if (receive && vs > 0) {
     for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, vs - 1, true, i));
   }
   for (std::uint32_t layer = stage_starts_[vs]; layer < stage_starts_[vs + 1]; ++layer) {
@@ -135,12 +117,13 @@ void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t vs, std::uint3
     ffn(s, mb, layer, moe, true);
     tensor_parallel(s, mb, layer, true);
   }
-  if (vs + 1 < job_.stages()) send_pp(vs, vs + 1, mb, true);
+  if (send && vs + 1 < job_.stages()) send_pp(vs, vs + 1, mb, true);
 }
 
-void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb) {
+void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb,
+                                    bool receive, bool send) {
   const std::uint32_t n = p_.tp * p_.dp;
-  if (vs + 1 < job_.stages()) {
+  if (receive && vs + 1 < job_.stages()) {
     for (std::uint32_t i = 0; i < n; ++i) ready(i).push_back(pp_name(mb, vs + 1, false, i));
   }
   for (std::uint32_t layer = stage_starts_[vs + 1]; layer-- > stage_starts_[vs];) {
@@ -149,24 +132,25 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
       const std::string a = task_name(r, false, mb, layer, 'a');
-      const auto t = static_cast<Time>(std::llround(
-          static_cast<double>(attention_time(job_, layer)) * job_.gpu.backward_factor));
+      const auto t =
+          static_cast<Time>(std::llround(static_cast<double>(attention_time(job_, layer)) *
+                                         job_.gpu.backward_factor * backward_share_));
       task(r, a, t, std::move(ready(i)), TaskKind::kBackward, mb, layer);
       ready(i) = {a};
     }
     tensor_parallel(s, mb, layer, false);
-    if (reduces_after(mb)) {
+    if (recording_grads_) {
       // This micro-batch's gradients of the layer are ready to be reduced.
       for (std::uint32_t i = 0; i < n; ++i) dense_grads_[{layer, stage_rank(s, i), mb}] = ready(i);
     }
   }
-  if (vs > 0) send_pp(vs, vs - 1, mb, false);
+  if (send && vs > 0) send_pp(vs, vs - 1, mb, false);
 }
 
 void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe,
                           bool forward) {
   const std::uint32_t n = p_.tp * p_.dp;
-  const double factor = forward ? 1.0 : job_.gpu.backward_factor;
+  const double factor = forward ? 1.0 : job_.gpu.backward_factor * backward_share_;
   const TaskKind kind = forward ? TaskKind::kForward : TaskKind::kBackward;
   const bool all_to_all = moe && p_.ep > 1;
   const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
@@ -202,7 +186,7 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
     task(r, f, static_cast<Time>(std::llround(static_cast<double>(t) * factor)),
          std::move(ready(i)), kind, mb, layer);
     ready(i) = {f};
-    if (moe && !forward && reduces_after(mb)) expert_grads_[{layer, r, mb}] = f;
+    if (moe && !forward && recording_grads_) expert_grads_[{layer, r, mb}] = f;
   }
   if (all_to_all) {
     for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
@@ -239,28 +223,6 @@ void TrainingBuilder::tensor_parallel(std::uint32_t s, std::uint32_t mb, std::ui
     const std::string name = tag + std::to_string(d);
     ring_coflow(name, members, tp_bytes(), labels(CoflowType::kTp, mb, layer, s), std::move(after));
     for (const std::uint32_t r : members) ready(local(r, s)) = {name};
-  }
-}
-
-void TrainingBuilder::send_pp(std::uint32_t from, std::uint32_t to, std::uint32_t mb,
-                              bool forward) {
-  // Virtual stage v runs on pipeline rank v mod PP.
-  const std::uint32_t sender = from % p_.pp, receiver = to % p_.pp;
-  const auto bytes = static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes / p_.tp);
-  // Labelled with the first layer of the stage the activations enter (forward)
-  // or the gradients leave (backward).
-  const std::uint32_t layer = forward ? stage_starts_[to] : stage_starts_[from];
-  for (std::uint32_t d = 0; d < p_.dp; ++d) {
-    flows_.clear();
-    std::vector<std::string> after;
-    for (std::uint32_t t = 0; t < p_.tp; ++t) {
-      const std::uint32_t i = t + p_.tp * d;
-      flows_.push_back({gpu(stage_rank(sender, i)), gpu(stage_rank(receiver, i)), bytes});
-      after.insert(after.end(), ready(i).begin(), ready(i).end());
-    }
-    dedupe(after);
-    dag_.add_coflow(pp_name(mb, from, forward, p_.tp * d),
-                    labels(CoflowType::kPp, mb, layer, sender), 0, flows_, std::move(after));
   }
 }
 

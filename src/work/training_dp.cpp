@@ -43,16 +43,15 @@ std::uint64_t TrainingBuilder::expert_parameters(std::uint32_t layer) const {
   return (m_.experts + p_.ep - 1) / p_.ep * m_.expert_params();
 }
 
-std::uint64_t TrainingBuilder::bucket_limit(std::uint32_t s, std::uint32_t chunk) const {
+std::uint64_t TrainingBuilder::bucket_limit(std::uint32_t vs) const {
   const ScheduleSpec& sch = job_.schedule;
   using B = ScheduleSpec::Bucket;
   switch (sch.dp_bucket) {
     case B::kMegatron:
       // With --overlap-grad-reduce; Megatron turns bucketing off on pipeline
       // ranks after the first, whose reduction is off the critical path, and
-      // on model chunks after the first.
-      return s == 0 && chunk == 0 ? std::max(kMegatronBucketFloor, kMegatronBucketPerRank * p_.dp)
-                                  : kNoLimit;
+      // on model chunks after the first: it buckets the first stage only.
+      return vs == 0 ? std::max(kMegatronBucketFloor, kMegatronBucketPerRank * p_.dp) : kNoLimit;
     case B::kDeepSpeed:
       return kDeepSpeedBucket;
     case B::kLayer:
@@ -67,63 +66,70 @@ std::uint64_t TrainingBuilder::bucket_limit(std::uint32_t s, std::uint32_t chunk
   return kNoLimit;
 }
 
-std::vector<TrainingBuilder::Bucket> TrainingBuilder::buckets(std::uint32_t s) const {
+std::vector<TrainingBuilder::Bucket> TrainingBuilder::buckets(std::uint32_t vs) const {
   // Whole layers in backward order (the highest first), closed once they hold
   // the limit: Megatron never splits a parameter across buckets, we never
-  // split a layer. Each model chunk has its buffers.
-  std::vector<Bucket> all;
-  for (std::uint32_t chunk = 0; chunk < job_.schedule.virtual_stages; ++chunk) {
-    const std::uint32_t vs = chunk_stage(s, p_.pp, chunk);
-    const std::uint64_t limit = bucket_limit(s, chunk);
-    std::vector<Bucket> out;
-    for (const bool experts : {false, true}) {
-      Bucket open;
-      open.experts = experts;
-      bool any = false;
-      for (std::uint32_t layer = stage_starts_[vs + 1]; layer-- > stage_starts_[vs];) {
-        const std::uint64_t params = experts ? expert_parameters(layer) : dense_parameters(layer);
-        if (params == 0) continue;
-        if (!any) open.top = layer;
-        any = true;
-        open.bottom = layer;
-        open.parameters += params;
-        if (open.parameters >= limit) {
-          out.push_back(open);
-          open = Bucket{};
-          open.experts = experts;
-          any = false;
-        }
+  // split a layer. Each stage (a model chunk) has its buffers.
+  const std::uint64_t limit = bucket_limit(vs);
+  std::vector<Bucket> out;
+  for (const bool experts : {false, true}) {
+    Bucket open;
+    open.experts = experts;
+    bool any = false;
+    for (std::uint32_t layer = stage_starts_[vs + 1]; layer-- > stage_starts_[vs];) {
+      const std::uint64_t params = experts ? expert_parameters(layer) : dense_parameters(layer);
+      if (params == 0) continue;
+      if (!any) open.top = layer;
+      any = true;
+      open.bottom = layer;
+      open.parameters += params;
+      if (open.parameters >= limit) {
+        out.push_back(open);
+        open = Bucket{};
+        open.experts = experts;
+        any = false;
       }
-      if (any) out.push_back(open);
     }
-    // Created by their last layer, the lowest first, dense before experts.
-    std::stable_sort(out.begin(), out.end(), [](const Bucket& a, const Bucket& b) {
-      return a.bottom != b.bottom ? a.bottom < b.bottom : !a.experts && b.experts;
-    });
-    all.insert(all.end(), out.begin(), out.end());
+    if (any) out.push_back(open);
   }
-  return all;
+  // Created by their last layer, the lowest first, dense before experts.
+  std::stable_sort(out.begin(), out.end(), [](const Bucket& a, const Bucket& b) {
+    return a.bottom != b.bottom ? a.bottom < b.bottom : !a.experts && b.experts;
+  });
+  return out;
 }
 
-std::vector<std::vector<std::uint32_t>> TrainingBuilder::dp_groups(std::uint32_t s,
+std::vector<std::uint32_t> TrainingBuilder::holders(std::uint32_t vs) const {
+  // DualPipe keeps stage vs on rank vs (the first half of the micro-batches)
+  // and on rank p - 1 - vs (the second half); their gradients are summed.
+  if (job_.schedule.pp_schedule == PpSchedule::kDualPipe) return {vs, p_.pp - 1 - vs};
+  return {vs % p_.pp};
+}
+
+std::vector<std::vector<std::uint32_t>> TrainingBuilder::dp_groups(std::uint32_t vs,
                                                                    bool experts) const {
+  const std::vector<std::uint32_t> ranks = holders(vs);
   std::vector<std::vector<std::uint32_t>> groups;
   if (!experts) {
-    if (p_.dp < 2) return groups;
+    if (p_.dp * ranks.size() < 2) return groups;
     // Dense: the DP group of each TP rank of the stage.
     for (std::uint32_t t = 0; t < p_.tp; ++t) {
       groups.emplace_back();
-      for (std::uint32_t d = 0; d < p_.dp; ++d)
-        groups.back().push_back(stage_rank(s, t + p_.tp * d));
+      for (const std::uint32_t h : ranks) {
+        for (std::uint32_t d = 0; d < p_.dp; ++d)
+          groups.back().push_back(stage_rank(h, t + p_.tp * d));
+      }
     }
     return groups;
   }
-  if (edp_ < 2) return groups;
+  if (edp_ * ranks.size() < 2) return groups;
   // Experts: the expert-data-parallel group of each (TP rank, EP rank).
   for (std::uint32_t t = 0; t < p_.tp; ++t) {
     for (std::uint32_t a = 0; a < p_.ep; ++a) {
       groups.emplace_back();
-      for (std::uint32_t e = 0; e < edp_; ++e) groups.back().push_back(rank(t, a, e, s));
+      for (const std::uint32_t h : ranks) {
+        for (std::uint32_t e = 0; e < edp_; ++e) groups.back().push_back(rank(t, a, e, h));
+      }
     }
   }
   return groups;
@@ -180,19 +186,22 @@ void TrainingBuilder::data_parallel() {
   };
   std::vector<std::vector<std::string>> rs_of(ranks);  // by job rank: the reductions it waits on
   std::vector<Gather> gathers;
-  for (std::uint32_t s = 0; s < p_.pp; ++s) {
-    for (const Bucket& bucket : buckets(s)) {
-      const std::vector<std::vector<std::uint32_t>> groups = dp_groups(s, bucket.experts);
+  for (std::uint32_t vs = 0; vs < job_.stages(); ++vs) {
+    const std::uint32_t s = holders(vs).front();  // the stage label
+    for (const Bucket& bucket : buckets(vs)) {
+      const std::vector<std::vector<std::uint32_t>> groups = dp_groups(vs, bucket.experts);
       for (std::size_t g = 0; g < groups.size(); ++g) {
         const std::vector<std::uint32_t>& members = groups[g];
         const std::uint32_t t = members.front() % p_.tp;
         const std::string group =
             bucket.experts ? "e" + group_id(t, ep_of(members.front())) : "d" + std::to_string(t);
         const std::string tag = prefix_ + "L" + std::to_string(bucket.bottom + 1);
-        for (std::uint32_t mb = 0; mb < p_.micro_batches; ++mb) {
-          if (!reduces_after(mb)) continue;
+        // Every micro-batch's reduction, or one of the gradients each member
+        // has once its last micro-batch's backward of the stage is done.
+        for (std::uint32_t reduction = 0; reduction < (every ? p_.micro_batches : 1); ++reduction) {
           std::vector<std::string> after;
           for (const std::uint32_t r : members) {
+            const std::uint32_t mb = every ? reduction : final_mb_.at({r / (p_.tp * p_.dp), vs});
             if (bucket.experts) {
               after.push_back(expert_grads_.at({bucket.bottom, r, mb}));
             } else {
@@ -201,6 +210,7 @@ void TrainingBuilder::data_parallel() {
             }
           }
           dedupe(after);
+          const std::uint32_t mb = every ? reduction : p_.micro_batches - 1;
           const std::string name =
               tag + (every ? ".m" + std::to_string(mb) : "") + ".dp" + group + ".rs";
           reduce_scatter(name, members,

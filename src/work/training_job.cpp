@@ -121,6 +121,31 @@ void JobSpec::resolve_pipeline(const std::string& where) const {
     if (p.extra_warmup > 0) {
       throw Error(where + "parallelism.extra_warmup applies to the 1f1b schedule only");
     }
+  } else if (s.pp_schedule == PpSchedule::kDualPipe) {
+    // DualPipe.step's asserts: an even number of ranks, an even number of
+    // micro-batches, at least twice the ranks.
+    if (p.pp % 2 != 0) {
+      throw Error(where + "schedule.pp_schedule = \"dualpipe\" needs an even pp, not " +
+                  std::to_string(p.pp));
+    }
+    if (p.micro_batches % 2 != 0 || p.micro_batches < 2 * p.pp) {
+      throw Error(where + "schedule.pp_schedule = \"dualpipe\" needs an even number of at least " +
+                  std::to_string(2 * p.pp) + " micro-batches (2 x pp), not " +
+                  std::to_string(p.micro_batches));
+    }
+    if (s.dp_reduce == DpReduce::kEveryMicroBatch) {
+      throw Error(where +
+                  "schedule.pp_schedule = \"dualpipe\" reduces gradients once "
+                  "(dp_reduce = \"last-micro-batch\"): each stage's two copies see "
+                  "different micro-batches");
+    }
+    if (p.extra_warmup > 0) {
+      throw Error(where + "parallelism.extra_warmup applies to the 1f1b schedule only");
+    }
+    if (s.virtual_stages != 1) {
+      throw Error(where + "schedule.virtual_stages (" + std::to_string(s.virtual_stages) +
+                  ") needs pp_schedule = \"interleaved\"");
+    }
   } else if (s.virtual_stages != 1) {
     throw Error(where + "schedule.virtual_stages (" + std::to_string(s.virtual_stages) +
                 ") needs pp_schedule = \"interleaved\"");
@@ -189,10 +214,20 @@ std::string describe_schedule(const JobSpec& job) {
   text += ", in " + std::to_string(s.grad_reduce_dtype_bytes) + "-byte values; ";
   text += s.grad_norm_barrier ? "the gradient-norm all-reduce before the step"
                               : "no gradient-norm barrier";
-  text +=
-      s.pp_schedule == PpSchedule::kInterleaved
-          ? "; pipeline: interleaved 1F1B, " + std::to_string(s.virtual_stages) + " chunks per rank"
-          : "; pipeline: 1F1B";
+  switch (s.pp_schedule) {
+    case PpSchedule::k1F1B:
+      text += "; pipeline: 1F1B";
+      break;
+    case PpSchedule::kInterleaved:
+      text +=
+          "; pipeline: interleaved 1F1B, " + std::to_string(s.virtual_stages) + " chunks per rank";
+      break;
+    case PpSchedule::kDualPipe:
+      text += "; pipeline: DualPipe, weight gradients " +
+              std::to_string(static_cast<int>(std::lround(s.weight_grad_share * 100))) +
+              "% of a backward";
+      break;
+  }
   text += ", stages of";
   const std::vector<std::uint32_t> starts = job.stage_starts();
   for (std::size_t v = 0; v + 1 < starts.size(); ++v) {

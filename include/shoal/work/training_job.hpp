@@ -86,7 +86,8 @@ enum class DpReduce : std::uint8_t {
 };
 
 /// How the framework runs a training step: when and how gradients are
-/// reduced, and the step's synchronization (the [schedule] table).
+/// reduced, the step's synchronization and the pipeline schedule (the
+/// [schedule] table).
 struct ScheduleSpec {
   DpReduce dp_reduce = DpReduce::kLastMicroBatch;
   /// How gradients are grouped into reduce-scatters, in backward order.
@@ -107,6 +108,9 @@ struct ScheduleSpec {
   /// Layers of each (virtual) stage in order, pp x virtual_stages of them;
   /// empty: the layers split evenly.
   std::vector<std::uint32_t> stage_layers;
+  /// DualPipe: the share of a backward that computes weight gradients (W),
+  /// which a zero-bubble backward leaves for later.
+  double weight_grad_share = 0.5;
 };
 
 /// Expert-load skew of the EP all-to-all: uniform, one hot member per group

@@ -4,6 +4,7 @@
 // picosecond, uneven stages, and one-line errors for impossible combinations.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -18,12 +19,23 @@ using namespace test_jobs;
 using test::error_of;
 using test::Has;
 
-/// "F(chunk,mb)" and "B(chunk,mb)" for a rank's steps.
+/// "F(chunk,mb)", "B(chunk,mb)" and "W(chunk,mb)" for a rank's steps; a
+/// split backward is "b(…)", an overlapped pair "[F(…)&B(…)]".
 std::string order(const std::vector<PipelineStep>& steps) {
   std::string text;
-  for (const PipelineStep& s : steps) {
-    text += (s.forward ? "F(" : "B(") + std::to_string(s.chunk) + "," +
-            std::to_string(s.micro_batch) + ") ";
+  for (std::size_t k = 0; k < steps.size(); ++k) {
+    const PipelineStep& s = steps[k];
+    const char* kind = s.kind == PipelineStep::Kind::kForward  ? "F("
+                       : s.kind == PipelineStep::Kind::kWeight ? "W("
+                       : s.split                               ? "b("
+                                                               : "B(";
+    const std::string step =
+        kind + std::to_string(s.chunk) + "," + std::to_string(s.micro_batch) + ")";
+    if (s.with_next) {
+      text += "[" + step + "&";
+    } else {
+      text += step + (k > 0 && steps[k - 1].with_next ? "] " : " ");
+    }
   }
   return text;
 }
@@ -49,7 +61,7 @@ TEST(PipelineSteps, InterleavedFollowsMegatronsTable) {
   EXPECT_EQ(order(pipeline_steps(PpSchedule::kInterleaved, 1, 2, 2, 4)),
             "F(0,0) F(0,1) F(1,0) B(1,0) F(1,1) B(1,1) F(0,2) B(0,0) F(0,3) B(0,1) "
             "F(1,2) B(1,2) F(1,3) B(1,3) B(0,2) B(0,3) ");
-  EXPECT_EQ(chunk_stage(1, 2, 1), 3u);  // chunk 1 of rank 1: virtual stage 1·2 + 1
+  EXPECT_EQ(chunk_stage(PpSchedule::kInterleaved, 1, 2, 1), 3u);  // chunk 1 of rank 1: 1·2 + 1
 }
 
 /// A dense job of PP p with v chunks a rank, 2 equal layers a chunk, no
@@ -121,6 +133,87 @@ TEST(PipelineClosedForms, UnevenStagesFollowStageLayers) {
   EXPECT_EQ(instant_iteration(job), f0 + 4 * (f1 + b1) + b0);
 }
 
+// DualPipe (DualPipe.step): rank 0 of 4 holds stage 0 for micro-batches 0-3
+// (chunk 0) and stage 3 for 4-7 (chunk 1). Its eight phases: three forwards of
+// chunk 0, a forward of each chunk, a zero-bubble backward with its weights and
+// a forward, then overlapped forward-and-backward pairs, and the split
+// backwards of the end whose weights follow.
+TEST(PipelineSteps, DualPipeFollowsDeepSeeksPhases) {
+  EXPECT_EQ(order(pipeline_steps(PpSchedule::kDualPipe, 0, 4, 1, 8)),
+            "F(0,0) F(0,1) F(0,2) F(1,4) b(1,4) W(1,4) F(1,5) [F(0,3)&B(1,5)] [F(1,6)&B(0,0)] "
+            "B(1,6) [F(1,7)&B(0,1)] B(1,7) b(0,2) W(0,2) b(0,3) W(0,3) ");
+  // The middle ranks' first pair of the main phase runs one step after the other.
+  EXPECT_EQ(order(pipeline_steps(PpSchedule::kDualPipe, 1, 4, 1, 8)),
+            "F(0,0) F(1,4) F(0,1) F(1,5) F(0,2) B(1,4) [F(1,6)&B(0,0)] [F(0,3)&B(1,5)] "
+            "[F(1,7)&B(0,1)] B(1,6) B(0,2) b(1,7) b(0,3) W(1,7) W(0,3) ");
+  EXPECT_EQ(chunk_stage(PpSchedule::kDualPipe, 0, 4, 1), 3u);
+  EXPECT_EQ(stage_rank_of(PpSchedule::kDualPipe, 0, 4, 5, 8),
+            3u);  // micro-batch 5 enters at rank 3
+  for (std::uint32_t p : {2u, 4u, 6u, 8u}) {
+    for (std::uint32_t r = 0; r < p; ++r) {
+      SCOPED_TRACE("p " + std::to_string(p) + ", rank " + std::to_string(r));
+      const std::uint32_t m = 3 * p;
+      const std::vector<PipelineStep> steps = pipeline_steps(PpSchedule::kDualPipe, r, p, 1, 2 * m);
+      // Each chunk runs its half of the micro-batches forward, then backward in
+      // the same order; each split backward's weights follow it, first in first out.
+      std::vector<std::uint32_t> forwards[2], backwards[2], split, weights;
+      for (const PipelineStep& s : steps) {
+        if (s.kind == PipelineStep::Kind::kForward) forwards[s.chunk].push_back(s.micro_batch);
+        if (s.kind == PipelineStep::Kind::kBackward) backwards[s.chunk].push_back(s.micro_batch);
+        if (s.kind == PipelineStep::Kind::kBackward && s.split) split.push_back(s.micro_batch);
+        if (s.kind == PipelineStep::Kind::kWeight) weights.push_back(s.micro_batch);
+      }
+      for (std::uint32_t c = 0; c < 2; ++c) {
+        std::vector<std::uint32_t> half(m);
+        for (std::uint32_t i = 0; i < m; ++i) half[i] = c * m + i;
+        EXPECT_EQ(forwards[c], half);
+        EXPECT_EQ(backwards[c], half);
+      }
+      EXPECT_EQ(weights, split);
+    }
+  }
+}
+
+// DualPipe's bubble (DeepSeek-V3's report, Table 2): (PP/2 - 1)(F&B + B - 3W),
+// over the m(F + B) each rank computes (two chunks, m/2 micro-batches each),
+// with F, B and W a chunk's forward, full backward and weight backward of one
+// micro-batch. On an infinitely fast network a pair overlaps nothing: F&B =
+// F + B. Exact where a forward, an input-gradient backward and a weight
+// backward take one time each (F = W = B/2, as the zero-bubble schedules
+// assume, and Shoal's defaults: backward factor 2, weight_grad_share 0.5).
+TEST(PipelineClosedForms, DualPipesBubbleIsDeepSeeksTable) {
+  for (const auto& [p, m] : std::vector<std::pair<std::uint32_t, std::uint32_t>>{
+           {2, 4}, {4, 8}, {4, 12}, {6, 12}, {8, 16}}) {
+    SCOPED_TRACE("p " + std::to_string(p) + ", m " + std::to_string(m));
+    JobSpec job = pipeline_job(p, 1, m);
+    job.schedule.pp_schedule = PpSchedule::kDualPipe;
+    const auto [f, b] = chunk_times(job);
+    const Time w = b / 2;
+    ASSERT_EQ(f, w);
+    const Time pair = f + b;
+    EXPECT_EQ(instant_iteration(job),
+              static_cast<Time>(m) * (f + b) + static_cast<Time>(p / 2 - 1) * (pair + b - 3 * w));
+  }
+}
+
+// Each stage lives on two ranks (r and p - 1 - r), whose gradients are summed:
+// its DP group spans both.
+TEST(PipelineSchedule, DualPipeReducesEachStageOverItsTwoRanks) {
+  JobSpec job = pipeline_job(4, 1, 8);
+  job.schedule.pp_schedule = PpSchedule::kDualPipe;
+  job.parallel.gpus = 8;  // DP 2
+  const Dag dag = generate(job, 8);
+  const auto rs = dag.find("j0.i0.L1.dpd0.rs");  // stage 0's first layer
+  ASSERT_TRUE(rs.has_value());
+  const Coflow& c = dag.coflows()[rs->index];
+  std::vector<GpuId> senders;
+  for (const Flow& f : dag.flows_of(c)) senders.push_back(f.src);
+  std::sort(senders.begin(), senders.end());
+  // Ranks 0 and 3 of the pipeline, each with its two DP replicas: job ranks
+  // 0, 1 (stage 0) and 6, 7 (stage 3), placed tp-ep-dp-pp.
+  EXPECT_EQ(senders, (std::vector<GpuId>{0, 1, 6, 7}));
+}
+
 TEST(PipelineSchedule, ImpossibleCombinationsAreOneClearError) {
   JobSpec job = pipeline_job(4, 2, 6);  // 6 micro-batches on 4 ranks
   EXPECT_TRUE(Has(error_of([&] { job.resolve(4); }),
@@ -141,6 +234,18 @@ TEST(PipelineSchedule, ImpossibleCombinationsAreOneClearError) {
   job.schedule.virtual_stages = 2;
   EXPECT_TRUE(Has(error_of([&] { job.resolve(2); }),
                   "schedule.virtual_stages (2) needs pp_schedule = \"interleaved\""));
+  job = pipeline_job(3, 1, 6);
+  job.schedule.pp_schedule = PpSchedule::kDualPipe;
+  EXPECT_TRUE(Has(error_of([&] { job.resolve(3); }),
+                  "schedule.pp_schedule = \"dualpipe\" needs an even pp, not 3"));
+  job = pipeline_job(4, 1, 6);
+  job.schedule.pp_schedule = PpSchedule::kDualPipe;
+  EXPECT_TRUE(Has(error_of([&] { job.resolve(4); }),
+                  "needs an even number of at least 8 micro-batches (2 x pp), not 6"));
+  job = pipeline_job(4, 1, 8);
+  job.schedule.pp_schedule = PpSchedule::kDualPipe;
+  job.schedule.dp_reduce = DpReduce::kEveryMicroBatch;
+  EXPECT_TRUE(Has(error_of([&] { job.resolve(4); }), "reduces gradients once"));
 }
 
 }  // namespace
