@@ -17,7 +17,7 @@ fi
 slice=configs/flagship/slice-1024-100g.toml
 results=results/flagship
 if [ "${SHOAL_FRESH:-0}" = 1 ]; then
-  rm -f "$results"/gpus-1024_link-rate-100Gbps_policy-*.h5
+  rm -f "$results"/gpus-1024_link-rate-100Gbps_dp-reduce-every-micro-batch_policy-*.h5
 fi
 echo "== Flagship slice (docs/flagship.md): Qwen1.5-MoE-A2.7B on 1,024 GPUs at 100 Gb/s, =="
 echo "== fair, lina, ep-pp-first and hermod, each on 2 ranks                              =="
@@ -25,5 +25,6 @@ tools/mpirun -np 2 build/shoal sweep "$slice" --all --results "$results" --progr
 echo
 echo "== Report: results/flagship/report-1024-100g (summary.csv and PNG plots) =="
 # Debian's Python: it has h5py, pandas and matplotlib (tools/install-deps).
-/usr/bin/python3 tools/shoal-report "$results"/gpus-1024_link-rate-100Gbps_policy-*.h5 \
+/usr/bin/python3 tools/shoal-report \
+  "$results"/gpus-1024_link-rate-100Gbps_dp-reduce-every-micro-batch_policy-*.h5 \
   -o "$results"/report-1024-100g

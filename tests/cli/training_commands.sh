@@ -17,7 +17,10 @@ expect "one EP dispatch (or combine) per GPU, uniform routing: 15728640 B (10485
 expect "one PP send: 4194304 B" "$out"
 expect "TP 1 PP 2 EP 16 DP 32 (expert DP 2)" "$out"
 out=$("$shoal" dag "$src/configs/examples/qwen-64.toml" --gpu 5 -o "$dir/gpu5.json")
-expect "GPU 5: 193 tasks, 248 coflows written to $dir/gpu5.json" "$out"
+# GPU 5 (stage 0): per micro-batch and layer its compute, EP and PP coflows; its
+# dense gradients in a bucket per layer (each over Megatron's 40 M parameters),
+# its experts' (34.6 M a layer) two layers a bucket; the gradient-norm all-reduce.
+expect "GPU 5: 193 tasks, 237 coflows written to $dir/gpu5.json" "$out"
 out=$("$shoal" workload check "$dir/gpu5.json" --gpus 64)
 expect "workload $dir/gpu5.json: valid for 64 GPUs" "$out"
 [ "$failures" -eq 0 ]

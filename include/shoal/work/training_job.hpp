@@ -87,7 +87,8 @@ enum class DpReduce : std::uint8_t {
 
 /// How the framework runs a training step: when and how gradients are
 /// reduced, the step's synchronization and the pipeline schedule (the
-/// [schedule] table).
+/// [schedule] table). The defaults are Megatron-LM's for a bf16 model with
+/// the distributed optimizer and --overlap-grad-reduce.
 struct ScheduleSpec {
   DpReduce dp_reduce = DpReduce::kLastMicroBatch;
   /// How gradients are grouped into reduce-scatters, in backward order.
@@ -98,11 +99,11 @@ struct ScheduleSpec {
     kBuffer,     // one per gradient buffer (dense, experts) and stage
     kParameters  // dp_bucket_parameters each
   };
-  Bucket dp_bucket = Bucket::kLayer;
+  Bucket dp_bucket = Bucket::kMegatron;
   std::uint64_t dp_bucket_parameters = 0;  // with kParameters: given as parameters
   std::uint64_t dp_bucket_bytes = 0;       // ... or as bytes of reduced gradients
-  std::uint64_t grad_reduce_dtype_bytes = 2;
-  bool grad_norm_barrier = false;  // the gradient-norm all-reduce before the optimizer step
+  std::uint64_t grad_reduce_dtype_bytes = 4;  // fp32: Megatron-LM's default for bf16 models
+  bool grad_norm_barrier = true;  // the gradient-norm all-reduce before the optimizer step
   PpSchedule pp_schedule = PpSchedule::k1F1B;
   std::uint32_t virtual_stages = 1;  // interleaved: model chunks per pipeline rank
   /// Layers of each (virtual) stage in order, pp x virtual_stages of them;

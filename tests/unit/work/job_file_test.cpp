@@ -85,12 +85,13 @@ TEST(JobFile, ReadsTheSchedule) {
   EXPECT_EQ(read_job_file(parameters.path()).schedule.dp_bucket_parameters, 40'000'000u);
   const JobFile named(std::string(kModel) + "[schedule]\ndp_bucket = \"deepspeed\"\n");
   EXPECT_EQ(read_job_file(named.path()).schedule.dp_bucket, ScheduleSpec::Bucket::kDeepSpeed);
+  // The defaults: Megatron-LM's (docs/training.md).
   const JobFile none(kModel);
   const ScheduleSpec d = read_job_file(none.path()).schedule;
   EXPECT_EQ(d.dp_reduce, DpReduce::kLastMicroBatch);
-  EXPECT_EQ(d.dp_bucket, ScheduleSpec::Bucket::kLayer);
-  EXPECT_EQ(d.grad_reduce_dtype_bytes, 2u);
-  EXPECT_FALSE(d.grad_norm_barrier);
+  EXPECT_EQ(d.dp_bucket, ScheduleSpec::Bucket::kMegatron);
+  EXPECT_EQ(d.grad_reduce_dtype_bytes, 4u);
+  EXPECT_TRUE(d.grad_norm_barrier);
 }
 
 TEST(JobFile, ABadScheduleIsOneLineNamingTheKey) {
