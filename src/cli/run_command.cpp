@@ -166,8 +166,14 @@ void report_jobs(const RunSetup& setup, const RunResults& r) {
     // even with an infinitely fast network.
     const Time per_micro_batch = busy_sum / n / p.iterations / p.micro_batches;
     // The pipeline's bubble with equal stages and no communication: (PP - 1)
-    // micro-batch slots, 1/v of them interleaved (Narayanan et al., SC'21).
-    const Time bubble = per_micro_batch * (p.pp - 1) / job.schedule.virtual_stages;
+    // micro-batch slots, 1/v of them interleaved (Narayanan et al., SC'21);
+    // DualPipe's (PP/2 - 1)(F&B + B - 3W) (DeepSeek-V3's report, Table 2).
+    Time bubble = per_micro_batch * (p.pp - 1) / job.schedule.virtual_stages;
+    if (job.schedule.pp_schedule == work::PpSchedule::kDualPipe) {
+      const double f = static_cast<double>(per_micro_batch) / (1.0 + job.gpu.backward_factor);
+      const double b = f * job.gpu.backward_factor, w = b * job.schedule.weight_grad_share;
+      bubble = static_cast<Time>((p.pp / 2 - 1) * (f + 2 * b - 3 * w));
+    }
     fmt::print(
         "    per GPU: compute {} mean; exposed communication (idle until a coflow let it go on) "
         "{} mean, {} max; pipeline bubble without communication about {} per iteration\n",
