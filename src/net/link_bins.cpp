@@ -105,4 +105,21 @@ void LinkBins::column(std::uint32_t link, std::span<std::uint64_t> out) const {
   }
 }
 
+void LinkBins::spread(std::uint32_t link, Time start, Time duration, std::uint64_t bytes) {
+  const Time end = start + duration;
+  std::uint64_t given = 0;
+  for (Time at = start; at < end;) {
+    // The width may double (add() widens), so each bin's end is found anew.
+    const Time next = std::min(end, (at / width_ + 1) * width_);
+    const std::uint64_t upto =
+        next == end ? bytes
+                    : static_cast<std::uint64_t>(static_cast<unsigned __int128>(bytes) *
+                                                 static_cast<std::uint64_t>(next - start) /
+                                                 static_cast<std::uint64_t>(duration));
+    if (upto > given) add(link, at, upto - given);
+    given = upto;
+    at = next;
+  }
+}
+
 }  // namespace shoal::net

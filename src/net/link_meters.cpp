@@ -29,7 +29,8 @@ LinkMeters::LinkMeters(const topo::Fabric& fabric, const NetworkOptions& options
 }
 
 std::uint64_t LinkMeters::bin_bytes(BitsPerSecond fastest, const NetworkOptions& options) {
-  // Cells start back to back, the last one whole.
+  // Cells back to back fill a bin to the line rate; a cell's slack on top keeps
+  // the bound safe whatever the rounding.
   const long double most =
       static_cast<long double>(fastest) * static_cast<long double>(options.link_util_bin) / 8e12L +
       static_cast<long double>(options.cell_size);

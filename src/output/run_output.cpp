@@ -115,7 +115,7 @@ RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force
        SHOAL_COLUMN(LinkUtilRow, start_ps, Type::kI64),
        SHOAL_COLUMN(LinkUtilRow, bytes, Type::kI64),
        SHOAL_COLUMN(LinkUtilRow, utilization, Type::kF64)},
-      "ps for start_ps; bytes sent in the bin (cells counted in the bin they start in); "
+      "ps for start_ps; bytes sent in the bin (a cell split over the bins it spans); "
       "utilization = bytes x 8 / (rate x bin width)");
   // Readable from the start: a rank that dies before the first periodic flush
   // leaves a .partial file with its (empty) tables, not one without a superblock.

@@ -2,7 +2,8 @@
 // rank sends on.
 //
 // Stored time-major: one row per bin, one column per link, in blocks of rows.
-// Every cell sent adds to the row of the moment it starts, so the run writes
+// Every cell sent adds to the rows its transmission spans (almost always the
+// one it starts in: cells are far shorter than bins), so the run writes
 // into one small row (4 bytes per link) that stays in cache, where a vector per
 // link put every link's current bin on a page of its own: at 1,024 GPUs that
 // was a cache and TLB miss per cell and a quarter of the run's time. Counts are
@@ -54,6 +55,18 @@ class LinkBins {
     } else {
       written(narrow_blocks_, block)[at] += static_cast<std::uint32_t>(bytes);
     }
+  }
+
+  /// Adds `bytes` sent from `start` for `duration` to the bins the
+  /// transmission spans, each in proportion to its time there: the bytes up
+  /// to a bin's end are floor(bytes x elapsed / duration), so a link sending
+  /// at its rate never puts more than its capacity in a bin.
+  void add_spread(std::uint32_t link, Time start, Time duration, std::uint64_t bytes) {
+    if (duration <= 0 || (start % width_) + duration <= width_) [[likely]] {
+      add(link, start, bytes);  // within one bin
+      return;
+    }
+    spread(link, start, duration, bytes);
   }
 
   /// Link `link`'s bytes in bins 0..out.size()-1 (zero where it sent nothing or
@@ -113,6 +126,7 @@ class LinkBins {
   static std::uint64_t doubled(std::uint64_t max_bytes_per_bin) {
     return max_bytes_per_bin > UINT64_MAX / 2 ? UINT64_MAX : max_bytes_per_bin * 2;
   }
+  void spread(std::uint32_t link, Time start, Time duration, std::uint64_t bytes);
   /// Widens until the bin of `start` is within the row limit; returns that bin.
   std::uint64_t widen_to_hold(Time start);
   /// Doubles the width: bins 2i and 2i + 1 become bin i, in 64-bit counters

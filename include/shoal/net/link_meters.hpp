@@ -35,7 +35,7 @@ class LinkMeters {
                                     Time serialize) {
     tallies_[link].bytes[static_cast<std::size_t>(cls)] += static_cast<std::uint64_t>(bytes);
     busy_time_[link] += static_cast<std::uint64_t>(serialize);
-    if (binning_) bins_.add(link, start, static_cast<std::uint64_t>(bytes));  // where it starts
+    if (binning_) bins_.add_spread(link, start, serialize, static_cast<std::uint64_t>(bytes));
   }
   void prefetch(topo::LinkId link) const {
     core::prefetch(&tallies_[link]);

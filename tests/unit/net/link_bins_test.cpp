@@ -139,6 +139,48 @@ TEST(LinkBins, EstimateOfNoColumnsIsZero) {
   EXPECT_EQ(bins.peak_bytes(), 0u);
 }
 
+TEST(LinkBins, ACellSpanningBinsIsSplitByItsTimeInEach) {
+  LinkBins bins(columns(), 4, kWidth, 1'250'000);
+  bins.add_spread(1, 10 * kMicrosecond, 20 * kMicrosecond, 4000);  // within bin 0
+  // 1,000 bytes from 90 us to 130 us: a quarter in bin 0, the rest in bin 1.
+  bins.add_spread(1, 90 * kMicrosecond, 40 * kMicrosecond, 1000);
+  // 3 bytes over three bins of equal time: floor splits, the last bin the rest.
+  bins.add_spread(2, 50 * kMicrosecond, 300 * kMicrosecond, 3);
+  EXPECT_EQ(column(bins, 1, 3), (std::vector<std::uint64_t>{4250, 750, 0}));
+  EXPECT_EQ(column(bins, 2, 4), (std::vector<std::uint64_t>{0, 1, 1, 1}));
+}
+
+TEST(LinkBins, BackToBackLargeCellsNeverFillABinPastTheLinksRate) {
+  // 16 MiB cells at 100 Gb/s (1.34 ms each, 13.4 bins): counted whole in the
+  // bin they start in, a bin showed 13 times the link's capacity.
+  constexpr BitsPerSecond kRate = 100'000'000'000;
+  constexpr std::uint64_t kCapacity = 1'250'000;  // 100 Gb/s x 100 us
+  constexpr Bytes kCell = 16 * 1024 * 1024;
+  const Time cell_time = transmit_time(kCell, kRate);
+  LinkBins bins(columns(), 4, kWidth, kCapacity + kCell);
+  Time at = 3 * kMicrosecond;
+  for (int i = 0; i < 40; ++i, at += cell_time) bins.add_spread(4, at, cell_time, kCell);
+  const std::vector<std::uint64_t> got = column(bins, 4, bins.rows());
+  EXPECT_EQ(bins.rows(), static_cast<std::uint64_t>((at - 1) / kWidth) + 1);
+  std::uint64_t sum = 0;
+  for (std::size_t b = 0; b < got.size(); ++b) {
+    EXPECT_LE(got[b], kCapacity) << "bin " << b;
+    sum += got[b];
+  }
+  EXPECT_EQ(sum, 40 * static_cast<std::uint64_t>(kCell));
+  // Busy bins between the first and the last are full to within the cells' rounding.
+  for (std::size_t b = 1; b + 1 < got.size(); ++b) EXPECT_GE(got[b], kCapacity - 2) << "bin " << b;
+}
+
+TEST(LinkBins, SpreadAcrossAWideningStillSumsTheBytes) {
+  // Four rows at most: a cell from 50 us to 750 us widens the bins to 200 us
+  // on the way; every byte lands, in proportion to the time per bin.
+  LinkBins bins(columns(), 4, kWidth, 1'250'000, 4);
+  bins.add_spread(5, 50 * kMicrosecond, 700 * kMicrosecond, 7000);
+  EXPECT_EQ(bins.width(), 2 * kWidth);
+  EXPECT_EQ(column(bins, 5, 4), (std::vector<std::uint64_t>{1500, 2000, 2000, 1500}));
+}
+
 TEST(LinkBins, EmptyUntilWritten) {
   const LinkBins bins(columns(), 4, kWidth, 1000);
   EXPECT_EQ(bins.rows(), 0u);
