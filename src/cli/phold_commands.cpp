@@ -11,6 +11,7 @@
 #include "shoal/cli/guard.hpp"
 #include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/simulator.hpp"
 
@@ -35,6 +36,7 @@ struct PholdArgs {
   // partition phold only
   int ranks = 1;
   std::string output;
+  bool force = false;
   /// Options by config key, to tell which ones the user gave on the command line.
   std::map<std::string, CLI::Option*, std::less<>> given;
 
@@ -165,6 +167,7 @@ int bench_phold(const core::Comm& world, PholdArgs& args, const GlobalOptions& g
 int partition_phold(const core::Comm& world, const PholdArgs& args) {
   if (world.rank() != 0) return 0;  // one writer, whatever the launch
   return run_or_abort(world, [&] {
+    core::require_new_output(args.output, args.force, "-o");
     bench::PholdConfig config;
     config.entities = args.entities;
     config.blocks = args.blocks;
@@ -238,6 +241,7 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
       ->capture_default_str();
   part->add_option("-o,--output", part_args->output, "File to write (- for standard output)")
       ->required();
+  part->add_flag("--force", part_args->force, "Overwrite an existing output file");
   part->callback([&action, part_args] {
     action = [part_args](const core::Comm& world) { return partition_phold(world, *part_args); };
   });

@@ -4,16 +4,17 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <memory>
 #include <optional>
+#include <sstream>
 
 #include "commands.hpp"
 #include "memory_guard.hpp"
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
 #include "shoal/core/simulator.hpp"
 #include "shoal/core/stop_signal.hpp"
 #include "shoal/exec/model.hpp"
@@ -61,10 +62,8 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
   std::size_t unfinished = 0;
   for (const Time t : r.flow_end) unfinished += t < 0;
 
-  std::ofstream csv;
+  std::ostringstream csv;
   if (!output.empty()) {
-    csv.open(output);
-    if (!csv) throw Error("cannot write " + output);
     csv << "id,name,type,job,iteration,micro_batch,layer,stage,flows,bytes,start_ps,end_ps,cct_"
            "ps\n";
   }
@@ -90,7 +89,7 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
                  work::coflow_type_name(coflow.labels.type), coflow.flow_count, format_bytes(bytes),
                  started ? format_time(start) : "-", done ? format_time(end) : "-",
                  cct >= 0 ? format_time(cct) : "-");
-    if (csv.is_open()) {
+    if (!output.empty()) {
       const auto& l = coflow.labels;
       csv << c << ',' << coflow.name << ',' << work::coflow_type_name(l.type) << ',' << l.job << ','
           << l.iteration << ',' << l.micro_batch << ',' << l.layer << ',' << l.stage << ','
@@ -127,9 +126,8 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
     fmt::print("  {} flows did not finish{}\n", unfinished,
                setup.engine.end_time != kTimeInfinity ? " by the end time" : "");
   }
-  if (csv.is_open()) {
-    csv.close();
-    if (!csv) throw Error("writing " + output + " failed");
+  if (!output.empty()) {
+    core::write_file(output, "output", [&](std::ostream& out) { out << csv.view(); });
     fmt::print("  coflows written to {}\n", output);
   }
 }
@@ -152,8 +150,15 @@ void report_jobs(const RunSetup& setup, const RunResults& r) {
     // all-gather) to its own, the first from its first task.
     for (std::uint32_t i = 0; i < p.iterations; ++i) {
       const Time from = i == 0 ? start[0] : end[i - 1];
-      fmt::print("    iteration {}: {} (ends at {}; its first task started at {})\n", i,
-                 format_time(end[i] - from), format_time(end[i]), format_time(start[i]));
+      const std::string started =
+          start[i] < 0 ? "no task started" : "its first task started at " + format_time(start[i]);
+      if (end[i] < 0) {
+        fmt::print("    iteration {}: did not finish ({})\n", i, started);
+      } else {
+        // Without the previous iteration's end there is no time to give.
+        fmt::print("    iteration {}: {} (ends at {}; {})\n", i,
+                   from < 0 ? "-" : format_time(end[i] - from), format_time(end[i]), started);
+      }
     }
     Time busy_sum = 0, wait_sum = 0, wait_max = 0;
     for (std::uint32_t g = p.first_gpu; g < p.first_gpu + p.gpus; ++g) {
@@ -191,6 +196,29 @@ std::string output_for(const std::string& output, const std::string& policy, boo
   if (output.empty() || !several) return output;
   const std::filesystem::path p(output);
   return (p.parent_path() / (p.stem().string() + "-" + policy + p.extension().string())).string();
+}
+
+/// Whether `output` (from -o, else [output] file) names an HDF5 file (.h5,
+/// .hdf5) or the coflow CSV (.csv), in any case; anything else is an error,
+/// as is any policy's file that exists without --force or cannot be created:
+/// all found before the first event.
+bool check_outputs(const RunArgs& args, const RunSetup& setup, const std::string& output) {
+  if (output.empty()) return false;
+  const std::string what =
+      args.output.empty() ? "config " + setup.config_path + ": output.file" : "-o";
+  const std::string ext = core::lower_extension(output);
+  const bool hdf5 = ext == ".h5" || ext == ".hdf5";
+  if (!hdf5 && ext != ".csv") {
+    throw Error(what + " " + output + ": unknown extension \"" + ext +
+                "\" (.h5 or .hdf5 for the HDF5 results, .csv for the coflow table)");
+  }
+  for (const sched::PolicyConfig& policy : setup.policies) {
+    const std::string path =
+        output_for(output, sched::policy_name(policy), setup.policies.size() > 1);
+    core::require_new_output(path, args.force, what);
+    core::require_new_output(path + ".partial", true, what);  // not a folder in the way
+  }
+  return hdf5;
 }
 
 /// The per-policy comparison: phase end, iteration time, exposed communication,
@@ -290,9 +318,10 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
   });
   if (!ready) return 1;
   const bool several = setup.policies.size() > 1;
-  // -o FILE.h5 (or [output] file) writes HDF5; -o anything else writes the coflow CSV.
+  // -o FILE.h5 (or [output] file) writes HDF5; -o FILE.csv the coflow table.
   const std::string output = args.output.empty() ? setup.output : args.output;
-  const bool hdf5 = output.ends_with(".h5") || output.ends_with(".hdf5");
+  bool hdf5 = false;
+  if (!setup_everywhere(world, [&] { hdf5 = check_outputs(args, setup, output); })) return 1;
   std::vector<PolicyOutcome> outcomes;
   for (const sched::PolicyConfig& policy : setup.policies) {
     std::unique_ptr<core::Simulator> sim;
@@ -326,27 +355,33 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
           results.bytes_delivered == setup.dag.total_bytes();  // same on every rank
       // Every byte arrived: each rank's ports must be empty with all credit back.
       if (delivered && !summary.stopped) model->check_end_state();
+      std::string written;  // the HDF5 file that holds the results
       if (h5) {
-        h5->finish(setup, *model, results, summary, name, priorities,
-                   delivered && !summary.stopped);
+        written = h5->finish(setup, *model, results, summary, name, priorities,
+                             delivered && !summary.stopped);
       }
       if (summary.stopped) {
         // SIGTERM or SIGINT (a time limit): what was simulated is written, marked incomplete.
         if (world.rank() == 0) {
           const std::string by = core::stop_signal_name()[0] != '\0' ? core::stop_signal_name()
                                                                      : "a signal to another rank";
+          const std::string path = output_for(output, name, several);
+          std::string where;
+          if (h5 && written == path) {
+            where = "; " + path + " holds the results so far (completed = 0)";
+          } else if (h5) {
+            where = "; " + path + " (a completed run) is kept, and " + written +
+                    " holds this run's results so far (completed = 0)";
+          }
           fmt::print(stderr, "shoal: stopped by {} at simulated time {}{}\n", by,
-                     format_time(summary.simulated_time),
-                     h5 ? "; " + output_for(output, name, several) +
-                              " holds the results so far (completed = 0)"
-                        : "");
+                     format_time(summary.simulated_time), where);
         }
         return 3;
       }
       if (world.rank() != 0) return 0;
       fmt::print("{}policy: {}\n", several ? "\n" : "", name);
       report(setup, summary, results, hdf5 ? std::string() : output_for(output, name, several));
-      if (h5) fmt::print("  results written to {}\n", output_for(output, name, several));
+      if (h5) fmt::print("  results written to {}\n", written);
       if (h5 && results.link_util_width > setup.network.link_util_bin) {
         fmt::print(
             "  /link_util bins widened from {} to {} to stay within [output] "
@@ -376,8 +411,11 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
       ->check(CLI::ExistingFile);
   cmd->add_option("-o,--output", args->output,
                   "Write the results: FILE.h5 (HDF5: coflows, flows, compute, iterations, links, "
-                  "meta; docs/output.md) or FILE.csv (the coflow table)");
-  cmd->add_flag("--force", args->force, "Overwrite an existing HDF5 output file");
+                  "meta; docs/output.md; also .hdf5) or FILE.csv (the coflow table); an existing "
+                  "file needs --force");
+  cmd->add_flag("--force", args->force,
+                "Overwrite existing output files (a run stopped by a signal keeps a completed "
+                "HDF5 file and leaves its own results in FILE.partial)");
   cmd->add_flag("--check", args->check,
                 "Check the full invariants after every window (queue counters, credits within "
                 "0..buffer), as Debug builds do; slower. The cheap ones are always on");

@@ -10,6 +10,7 @@
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/config/config_file.hpp"
+#include "shoal/core/files.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/topo/fabric_config.hpp"
 
@@ -22,6 +23,7 @@ struct TopoArgs {
   int ranks = 1;
   std::string strategy = "topology";
   std::string output;  // partition fabric: the file to write ("-": standard output)
+  bool force = false;  // ... over an existing one
 };
 
 // A partition file named on the command line is found from where shoal runs
@@ -75,6 +77,7 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
 int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
   if (world.rank() != 0) return 0;  // one writer, whatever the launch
   return run_or_abort(world, [&] {
+    core::require_new_output(args.output, args.force, "-o");
     config::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
     const core::Partition partition =
@@ -108,6 +111,7 @@ void add_partition_fabric_command(CLI::App& partition, Action& action) {
       "\"FILE\" (or --set run.partition=FILE)");
   add_fabric_options(*cmd, *args)->required();
   cmd->add_option("-o,--output", args->output, "File to write (- for standard output)")->required();
+  cmd->add_flag("--force", args->force, "Overwrite an existing output file");
   cmd->callback([&action, args] {
     action = [args](const core::Comm& world) { return write_fabric_partition(world, *args); };
   });

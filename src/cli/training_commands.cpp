@@ -3,15 +3,16 @@
 #include <fmt/format.h>
 
 #include <array>
-#include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <ostream>
 #include <set>
 
 #include "commands.hpp"
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
 #include "shoal/work/training_dag.hpp"
 
 namespace shoal::cli {
@@ -22,6 +23,7 @@ struct TrainingArgs {
   std::vector<std::string> overrides;
   std::int64_t gpu = -1;
   std::string output;
+  bool force = false;
 };
 
 RunSetup read_training(const TrainingArgs& args) {
@@ -72,6 +74,7 @@ int traffic(const TrainingArgs& args) {
 }
 
 int dag(const TrainingArgs& args) {
+  core::require_new_output(args.output, args.force, "-o");
   const RunSetup setup = read_training(args);
   const work::Dag& d = setup.dag;
   if (args.gpu < 0 || args.gpu >= setup.fabric->gpu_count()) {
@@ -129,11 +132,7 @@ int dag(const TrainingArgs& args) {
                              {"after", after(c.after)},
                              {"flows", flows}});
   }
-  std::ofstream file(args.output);
-  if (!file) throw Error("cannot write " + args.output);
-  file << out.dump(1) << '\n';
-  file.close();
-  if (!file) throw Error("writing " + args.output + " failed");
+  core::write_file(args.output, "-o", [&](std::ostream& file) { file << out.dump(1) << '\n'; });
   fmt::print("GPU {}: {} tasks, {} coflows written to {}\n", g, out["task"].size(),
              out["coflow"].size(), args.output);
   return 0;
@@ -164,6 +163,7 @@ void add_training_commands(CLI::App& app, Action& action) {
       ->check(CLI::ExistingFile);
   d->add_option("--gpu", args->gpu, "The GPU")->required();
   d->add_option("-o,--output", args->output, "The JSON file to write")->required();
+  d->add_flag("--force", args->force, "Overwrite an existing output file");
   d->add_option("--set", args->overrides, "Override a config value: TABLE.KEY=VALUE (repeatable)");
   d->callback([&action, args] {
     action = [args](const core::Comm& world) {

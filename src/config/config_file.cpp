@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
 
 namespace shoal::config {
 
@@ -29,6 +30,7 @@ std::string dotted(std::string_view table, std::string_view key) {
 
 ConfigFile::ConfigFile(const std::string& path, const std::vector<std::string>& overrides)
     : path_(path), impl_(std::make_unique<Impl>()) {
+  core::require_input_file(path, "config");
   try {
     impl_->root = toml::parse_file(path);
   } catch (const toml::parse_error& e) {

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
 
 namespace shoal::config {
 namespace {
@@ -269,6 +270,7 @@ Sweep parse_sweep(std::string_view text, const std::string& path) {
 }
 
 Sweep read_sweep_file(const std::string& path) {
+  core::require_input_file(path, "sweep");
   std::ifstream in(path);
   if (!in) throw Error("sweep " + path + ": cannot be read");
   std::ostringstream text;

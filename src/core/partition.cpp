@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
 
 namespace shoal::core {
 namespace {
@@ -101,6 +102,7 @@ Partition Partition::from_atom_ranks(const Layout& layout, int ranks,
 }
 
 Partition Partition::from_file(const std::string& path, const Layout& layout, int ranks) {
+  require_input_file(path, "partition file");
   std::ifstream in(path);
   if (!in) throw Error("partition file " + path + ": cannot be opened");
   return parse(in, path, layout, ranks);
@@ -219,15 +221,7 @@ Partition Partition::parse(std::istream& in, const std::string& source, const La
 }
 
 void Partition::write_file(const std::string& path, const Layout& layout) const {
-  if (path == "-") {
-    write(std::cout, layout);
-    return;
-  }
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write partition file " + path);
-  write(out, layout);
-  out.close();
-  if (!out) throw Error("writing partition file " + path + " failed");
+  core::write_file(path, "partition file", [&](std::ostream& out) { write(out, layout); });
 }
 
 void Partition::write(std::ostream& out, const Layout& layout) const {

@@ -21,17 +21,25 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
                                const work::JobSpec& job) {
   const std::uint32_t n = job.parallel.iterations;
   IterationTimes t{std::vector<Time>(n, kTimeInfinity), std::vector<Time>(n, 0)};
+  std::vector<bool> unfinished(n, false);
   for (std::size_t i = 0; i < dag.tasks().size(); ++i) {
     const work::TaskLabels& l = dag.tasks()[i].labels;
     if (l.kind == work::TaskKind::kOther || l.job != job.id) continue;
     t.start[l.iteration] = std::min(t.start[l.iteration], r.task_start[i]);
     t.end[l.iteration] = std::max(t.end[l.iteration], r.task_end[i]);
+    if (r.task_end[i] < 0) unfinished[l.iteration] = true;
   }
   for (const work::Coflow& c : dag.coflows()) {
     if (c.labels.job != job.id || c.labels.iteration >= n) continue;
     for (std::uint32_t i = 0; i < c.flow_count; ++i) {
-      t.end[c.labels.iteration] = std::max(t.end[c.labels.iteration], r.flow_end[c.first_flow + i]);
+      const Time end = r.flow_end[c.first_flow + i];
+      t.end[c.labels.iteration] = std::max(t.end[c.labels.iteration], end);
+      if (end < 0) unfinished[c.labels.iteration] = true;
     }
+  }
+  for (std::uint32_t i = 0; i < n; ++i) {
+    if (t.start[i] == kTimeInfinity) t.start[i] = -1;
+    if (unfinished[i]) t.end[i] = -1;
   }
   return t;
 }

@@ -4,10 +4,13 @@
 
 #include <hdf5.h>
 
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <span>
 
 #include "shoal/core/error.hpp"
+#include "shoal/output/hdf5_status.hpp"
 
 namespace shoal::output {
 namespace {
@@ -187,15 +190,24 @@ void Hdf5File::attribute(const std::string& object, const std::string& name, dou
 
 void Hdf5File::flush() { check(H5Fflush(impl_->file, H5F_SCOPE_GLOBAL), "flushing"); }
 
-void Hdf5File::commit() {
+std::string Hdf5File::commit(bool stopped) {
   impl_->close();
   comm_.barrier();
+  const std::string partial = path_ + ".partial";
+  std::uint64_t keep_old = 0;  // rank 0 looks; every rank learns its answer
+  if (comm_.rank() == 0 && stopped) {
+    keep_old = run_file_status(path_) == RunFileStatus::kComplete ? 1 : 0;
+  }
+  std::uint64_t kept = 0;
+  comm_.sum_all(std::span(&keep_old, 1), std::span(&kept, 1));
+  if (kept != 0) return partial;
   if (comm_.rank() == 0) {
     std::error_code ec;
-    std::filesystem::rename(path_ + ".partial", path_, ec);
+    std::filesystem::rename(partial, path_, ec);
     if (ec) throw Error("output " + path_ + ": cannot rename the finished file: " + ec.message());
   }
   comm_.barrier();
+  return path_;
 }
 
 }  // namespace shoal::output

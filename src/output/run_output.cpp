@@ -155,9 +155,10 @@ void RunOutput::attach(exec::Model& model, std::int64_t events_per_rank) {
   }
 }
 
-void RunOutput::finish(const exec::RunSetup& setup, exec::Model& model, const exec::RunResults& r,
-                       const core::RunSummary& summary, const std::string& policy,
-                       const sched::CoflowPriorities& priorities, bool completed) {
+std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
+                              const exec::RunResults& r, const core::RunSummary& summary,
+                              const std::string& policy, const sched::CoflowPriorities& priorities,
+                              bool completed) {
   model.set_sync_hook({});
   model.recorder().record_unfinished();
   append_records(model.recorder());
@@ -193,6 +194,7 @@ void RunOutput::finish(const exec::RunSetup& setup, exec::Model& model, const ex
           wait_sum += w;
           wait_max = std::max(wait_max, w);
         }
+        // From the previous iteration's end: -1 where that never came.
         iterations.push_back(
             {job.id, i, i == 0 ? start[0] : end[i - 1], end[i], wait_sum / p.gpus, wait_max});
       }
@@ -259,7 +261,7 @@ void RunOutput::finish(const exec::RunSetup& setup, exec::Model& model, const ex
   for (const std::string& o : setup.overrides) overrides += (overrides.empty() ? "" : "\n") + o;
   file_.attribute("meta", "overrides", overrides);
   file_.attribute("meta", "sweep_point", setup.sweep_point);
-  file_.commit();
+  return file_.commit(summary.stopped);
 }
 
 }  // namespace shoal::output

@@ -51,6 +51,12 @@ std::vector<PolicyConfig> read_policies(config::ConfigFile& config) {
     } catch (const Error& e) {
       throw Error(prefix + (compare ? "policy.compare: " : "policy.name: ") + e.what());
     }
+    // Each compared policy writes its own OUT-POLICY file and report column.
+    for (const PolicyConfig& earlier : policies) {
+      if (policy_name(earlier) == policy_name(policy)) {
+        throw Error(prefix + "policy.compare names " + policy_name(policy) + " twice");
+      }
+    }
     policies.push_back(policy);
   }
   return policies;

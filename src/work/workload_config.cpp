@@ -3,6 +3,7 @@
 #include <filesystem>
 
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
 #include "shoal/work/case_ii_panel.hpp"
 #include "shoal/work/job_file.hpp"
 #include "shoal/work/training_dag.hpp"
@@ -33,6 +34,7 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
     const std::vector<std::string> files = jobs ? *jobs : std::vector<std::string>{*job};
     if (files.empty()) throw Error(prefix + "workload.jobs is empty");
     for (std::size_t j = 0; j < files.size(); ++j) {
+      core::require_input_file(relative(files[j]), "job");
       JobSpec spec = read_job_file(relative(files[j]));
       spec.id = static_cast<std::uint32_t>(j);
       if (job) apply_job_overrides(config, "job", spec);  // [job]: this run's changes
@@ -71,6 +73,7 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
     }
   } else {
     workload.name = relative(*file);
+    core::require_input_file(workload.name, "workload");
     const std::string format = config.string(w, "format").value_or("auto");
     try {
       load_workload(workload.name, format, dag);

@@ -49,10 +49,10 @@ expect_error zero-latency-cut "link block 0 -> block 2 crosses ranks 0 and 1 wit
 echo "hello" >"$dir/garbled.part"
 expect_error garbled-partition "partition file $dir/garbled.part, line 1: not a Shoal partition file" \
   run2 bench phold --entities 1000 --partition "$dir/garbled.part"
-expect_error missing-partition "partition file $dir/none.part: cannot be opened" \
+expect_error missing-partition "partition file $dir/none.part: no such file" \
   run2 bench phold --entities 1000 --partition "$dir/none.part"
 
-"$shoal" partition phold --entities 1000 --blocks 4 --ranks 2 -o "$dir/two.part"
+"$shoal" partition phold --entities 1000 --blocks 4 --ranks 2 -o "$dir/two.part" --force
 expect_error partition-rank-count "made for 2 ranks, this run has 3" \
   run3 bench phold --entities 1000 --partition "$dir/two.part"
 expect_error partition-topology "made for topology 'phold entities=1000 blocks=4', but this run is 'phold entities=2000 blocks=4'" \
@@ -210,6 +210,39 @@ expect_error perturbation-unknown-key "unknown key 'slowdonw' in [[perturbation]
   run1 run "$dir/perturb-typo.toml"
 run_config perturb-both.toml '\n[[perturbation]]\ngpu = 0\nlink = "gpu 0 -> leaf 0"'
 expect_error perturbation-both 'give either link = "FROM -> TO" or gpu = N' run1 run "$dir/perturb-both.toml"
+
+# Outputs (issue 34): every output is checked before the first event, in any
+# letter case; nothing existing is overwritten without --force, and an input
+# that is a folder is named as one.
+ft64=("$src/configs/examples/fat-tree-64.toml")
+for name in notes.txt k.csv Y.H5; do echo "keep me" >"$dir/$name"; done
+expect_error output-unknown-extension '-o '"$dir"'/notes.txt: unknown extension ".txt" (.h5 or .hdf5 for the HDF5 results, .csv for the coflow table)' \
+  run2 run "${ft64[@]}" -o "$dir/notes.txt"
+expect_error output-csv-exists "-o $dir/k.csv: exists (use --force to overwrite it)" run1 run "${ft64[@]}" -o "$dir/k.csv"
+expect_error output-upper-case-h5-exists "-o $dir/Y.H5: exists (use --force to overwrite it)" \
+  run2 run "${ft64[@]}" -o "$dir/Y.H5"
+for name in notes.txt k.csv Y.H5; do
+  if [ "$(cat "$dir/$name")" = "keep me" ]; then echo "ok   $name kept"; passed=$((passed + 1)); else
+    echo "FAIL $name was overwritten"; failed=$((failed + 1)); fi
+done
+expect_error output-folder-missing "-o /nonexistent/x.csv: folder /nonexistent does not exist" \
+  run2 run "${ft64[@]}" -o /nonexistent/x.csv
+rm -f "$dir"/cmp-*.h5; echo "keep me" >"$dir/cmp-hermod.h5"
+expect_error compare-output-exists "-o $dir/cmp-hermod.h5: exists (use --force to overwrite it)" \
+  run2 run "${ft64[@]}" -o "$dir/cmp.h5" --set 'policy.compare=["fair","hermod"]'
+if [ ! -e "$dir/cmp-fair.h5" ] && [ ! -e "$dir/cmp-fair.h5.partial" ]; then
+  echo "ok   compare: refused before the first policy ran"; passed=$((passed + 1)); else
+  echo "FAIL compare: the first policy ran before its sibling's file was refused"; failed=$((failed + 1)); fi
+expect_error compare-twice "policy.compare names fair twice" \
+  run1 run "${ft64[@]}" -o "$dir/cmp2.h5" --set 'policy.compare=["fair","hermod","fair"]'
+mkdir -p "$dir/a-folder"
+expect_error workload-is-a-folder "workload $dir/a-folder: is a directory, not a file" \
+  run2 run "${ft64[@]}" --set "workload.file=$dir/a-folder"
+expect_error job-is-a-folder "job $dir/a-folder: is a directory, not a file" \
+  run1 run "$src/configs/examples/qwen-64.toml" --set "workload.job=$dir/a-folder"
+expect_error partition-is-a-folder "partition file $dir/a-folder: is a directory, not a file" \
+  run2 bench phold --entities 1000 --partition "$dir/a-folder"
+expect_error output-is-a-folder "-o $dir/a-folder: is a directory" run1 partition phold --entities 1000 --blocks 4 --ranks 2 -o "$dir/a-folder"
 
 expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
 expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2

@@ -65,10 +65,25 @@ expect_error "neither strategy nor file" 1 'run.partition: "parts/none.part" is 
   --set run.partition=parts/none.part
 
 out=$("$shoal" partition fabric fat-tree-64.toml --ranks 2 -o no-such-dir/p.part 2>&1) && rc=0 || rc=$?
-if [ "$rc" -ne 0 ] && [ "$out" = "shoal: error: cannot write partition file no-such-dir/p.part" ]; then
+if [ "$rc" -ne 0 ] && [ "$out" = "shoal: error: -o no-such-dir/p.part: folder no-such-dir does not exist" ]; then
   ok "an unwritable output: exit $rc, $out"
 else
   bad "an unwritable output: exit $rc, $out"
+fi
+# An existing partition file stays as it was without --force, and is replaced with it.
+before=$(cksum <parts/rr3.part)
+out=$("$shoal" partition fabric fat-tree-64.toml --ranks 2 -o parts/rr3.part 2>&1) && rc=0 || rc=$?
+if [ "$rc" -ne 0 ] && [ "$out" = "shoal: error: -o parts/rr3.part: exists (use --force to overwrite it)" ] &&
+  [ "$(cksum <parts/rr3.part)" = "$before" ]; then
+  ok "an existing output is kept without --force: $out"
+else
+  bad "an existing output without --force: exit $rc, $out"
+fi
+"$shoal" partition fabric fat-tree-64.toml --ranks 2 -o parts/rr3.part --force >/dev/null
+if grep -q '^ranks 2$' parts/rr3.part && [ ! -e parts/rr3.part.partial ]; then
+  ok "--force replaces it (written whole, no .partial left)"
+else
+  bad "--force did not replace parts/rr3.part"
 fi
 
 [ "$failures" -eq 0 ] || { echo "$failures check(s) failed"; exit 1; }

@@ -76,7 +76,7 @@ PY
 # Refused without --force; flows off.
 if "$shoal" run "$dir/training.toml" --quiet -o "$dir/training-1.h5" 2>"$dir/exists.err"; then
   echo "FAIL an existing file was overwritten without --force"; failures=$((failures + 1))
-elif grep -q "training-1.h5 exists (use --force to overwrite it)" "$dir/exists.err"; then
+elif grep -q "training-1.h5: exists (use --force to overwrite it)" "$dir/exists.err"; then
   echo "ok   an existing file is refused without --force"
 else
   echo "FAIL unexpected error: $(cat "$dir/exists.err")"; failures=$((failures + 1))
@@ -104,28 +104,50 @@ else
   echo "FAIL a failing rank: exit $rc; $(head -c 300 "$dir/failing.err")"; failures=$((failures + 1))
 fi
 # SIGTERM mid-run (Slurm's time limit), to one process of a 1-rank and of a
-# 2-rank run: exit 3, a readable file with completed = 0. The run is made
-# long (8,192 tokens a micro-batch: tens of seconds) and signalled 2 s after
-# its file appears, so neither a fast machine nor a slow start-up lets it
-# finish first or be signalled before it runs (1,024 tokens and a fixed 3 s
-# once let the 1-rank run end at 2.8 s).
-for n in 1 2; do
-  rm -f "$dir/stopped-$n.h5" "$dir/stopped-$n.h5.partial"
-  sed 's/^micro_batch_tokens = .*/micro_batch_tokens = 8192/' "$dir/training.toml" | sed '/^\[output\]/,$d' >"$dir/long.toml"
-  timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/long.toml" --quiet -o "$dir/stopped-$n.h5" 2>"$dir/stopped-$n.err" &
+# 2-rank run: exit 3, a readable file with completed = 0 and its unfinished
+# iteration's end_ps = -1. The run is made long (8,192 tokens a micro-batch:
+# tens of seconds) and signalled 2 s after its file appears, so neither a fast
+# machine nor a slow start-up lets it finish first or be signalled before it
+# runs (1,024 tokens and a fixed 3 s once let the 1-rank run end at 2.8 s).
+# "1-force" reruns over a completed file with --force: the stop keeps that
+# file and leaves its own results in FILE.partial.
+sed 's/^micro_batch_tokens = .*/micro_batch_tokens = 8192/' "$dir/training.toml" | sed '/^\[output\]/,$d' >"$dir/long.toml"
+for case in 1 2 1-force; do
+  n=${case%-force} out="$dir/stopped-$case.h5" force=() stopped="$dir/stopped-$case.h5"
+  rm -f "$out" "$out.partial"
+  if [ "$case" = 1-force ]; then
+    cp "$dir/training-1.h5" "$out"
+    force=(--force) stopped="$out.partial"
+  fi
+  timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/long.toml" --quiet -o "$out" "${force[@]}" 2>"$dir/stopped-$case.err" &
   launcher=$!
   for _ in $(seq 600); do
-    [ -e "$dir/stopped-$n.h5.partial" ] && break
+    [ -e "$out.partial" ] && break
     sleep 0.1
   done
   sleep 2
   pkill -TERM -f "shoal run $dir/long.toml" -n || true  # the newest: one rank
   rc=0; wait "$launcher" || rc=$?
-  if [ "$rc" -ne 0 ] && grep -q "stopped by" "$dir/stopped-$n.err" &&
-    "$py" -c "import h5py, sys; f = h5py.File('$dir/stopped-$n.h5', 'r'); sys.exit(f['meta'].attrs['completed'] != 0 or len(f['coflows']) == 0)"; then
-    echo "ok   SIGTERM at $n rank(s): exit $rc, $(grep -o 'stopped by [A-Za-z ]*at simulated time [^;]*' "$dir/stopped-$n.err"), file readable, completed = 0"
+  if [ "$rc" -ne 0 ] && grep -q "stopped by" "$dir/stopped-$case.err" &&
+    "$py" - "$stopped" "$out" "$case" <<'PY'; then
+import h5py, sys
+stopped, out, case = sys.argv[1:]
+with h5py.File(stopped, "r") as f:
+    it = f["iterations"][:]
+    assert f["meta"].attrs["completed"] == 0 and len(f["coflows"]) > 0
+    assert len(it) == 1 and it[0]["end_ps"] == -1 and it[0]["start_ps"] >= 0, it
+if case.endswith("force"):
+    with h5py.File(out, "r") as f:
+        assert f["meta"].attrs["completed"] == 1, "the completed file was replaced"
+PY
+    echo "ok   SIGTERM at $case rank(s): exit $rc, $(grep -o 'stopped by [A-Za-z ]*at simulated time [^;]*' "$dir/stopped-$case.err"), $(basename "$stopped") readable, completed = 0, iteration end_ps = -1"
   else
-    echo "FAIL SIGTERM at $n rank(s): exit $rc, $(cat "$dir/stopped-$n.err")"; failures=$((failures + 1))
+    echo "FAIL SIGTERM at $case rank(s): exit $rc, $(cat "$dir/stopped-$case.err")"; failures=$((failures + 1))
   fi
 done
+if grep -q "stopped-1-force.h5 (a completed run) is kept, and .*stopped-1-force.h5.partial holds" "$dir/stopped-1-force.err"; then
+  echo "ok   a stopped --force rerun keeps the completed file and says where its results are"
+else
+  echo "FAIL the stop message does not name both files: $(cat "$dir/stopped-1-force.err")"; failures=$((failures + 1))
+fi
 [ "$failures" -eq 0 ]

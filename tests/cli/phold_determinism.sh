@@ -39,7 +39,7 @@ check window-edge-ties --entities 5000 --blocks 12 --init 3 --remote 0.5 --mean-
 check round-robin-short-lookahead --entities 8000 --blocks 12 --remote 0.9 --lookahead 100ns \
   --mean-delay 1us --strategy round-robin --end 30us
 "$shoal" partition phold --entities 20000 --blocks 12 --ranks "$ranks" --strategy round-robin \
-  -o "$dir/phold.part"
+  -o "$dir/phold.part" --force
 parallel=(--entities 20000 --blocks 12 --end 50us --seed 7 --partition "$dir/phold.part")
 check partition-file --entities 20000 --blocks 12 --end 50us --seed 7
 

@@ -16,7 +16,7 @@ out=$("$shoal" traffic "$src/configs/examples/qwen-64.toml")
 expect "one EP dispatch (or combine) per GPU, uniform routing: 15728640 B (1048576 B to each of 15 peers)" "$out"
 expect "one PP send: 4194304 B" "$out"
 expect "TP 1 PP 2 EP 16 DP 32 (expert DP 2)" "$out"
-out=$("$shoal" dag "$src/configs/examples/qwen-64.toml" --gpu 5 -o "$dir/gpu5.json")
+out=$("$shoal" dag "$src/configs/examples/qwen-64.toml" --gpu 5 -o "$dir/gpu5.json" --force)
 # GPU 5 (stage 0): per micro-batch and layer its compute, EP and PP coflows; its
 # dense gradients in a bucket per layer (each over Megatron's 40 M parameters),
 # its experts' (34.6 M a layer) two layers a bucket; the gradient-norm all-reduce.

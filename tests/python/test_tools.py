@@ -199,6 +199,27 @@ class ToolsTest(unittest.TestCase):
         self.assertIn("stopped early", out)
         self.assertIn("never finished", out)
 
+    def test_unfinished_iterations(self):
+        # A stopped run's iterations end at -1 (docs/output.md): no iteration
+        # time, rather than the stop time passed off as one.
+        import h5py
+        path = os.path.join(self.tmp, "stopped.h5")
+        synth.make_run(path, seed=21, completed=False)
+        with h5py.File(path, "r+") as f:
+            it = f["iterations"][:]
+            it["end_ps"] = -1
+            f["iterations"][...] = it
+        out = os.path.join(self.tmp, "rep-stopped")
+        res = subprocess.run(command(REPORT, path, "--no-plots", "-o", out), capture_output=True,
+                             text=True, timeout=120)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        line = next(l for l in res.stdout.splitlines() if l.startswith("stopped.h5"))
+        self.assertIn("- (unfinished)", line)
+        with open(os.path.join(out, "summary.csv")) as r:
+            row = next(csv.DictReader(r))
+        self.assertEqual(row["iter_time_source"], "unfinished")
+        self.assertEqual(row["iter_time_ps"], "")  # NaN
+
     def test_plots(self):
         self.assertEqual(self.report.returncode, 0, self.report.stderr)
         expected = ["cct_cdf_EP.png", "cct_cdf_DP.png", "iteration_vs_gpus.png",

@@ -24,8 +24,9 @@ struct CoflowOutcome {
 
 CoflowOutcome coflow_outcome(const work::Dag& dag, const RunResults& r, work::CoflowId coflow);
 
-/// Per iteration of a job: its first task's start, and its end (its last task
-/// or coflow, the parameter all-gathers included).
+/// Per iteration of a job: its first task's start (-1: none started), and its
+/// end, its last task or coflow, the parameter all-gathers included (-1 until
+/// every one of them finished: a stopped or cut-short run).
 struct IterationTimes {
   std::vector<Time> start, end;
 };

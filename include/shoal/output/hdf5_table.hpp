@@ -45,8 +45,11 @@ class Hdf5File {
   void attribute(const std::string& object, const std::string& name, double value);
   /// Writes what is buffered in HDF5's caches to the file (it stays readable).
   void flush();
-  /// Closes the file and renames PATH.partial to PATH.
-  void commit();
+  /// Closes the file and renames PATH.partial to PATH, except where the run
+  /// was `stopped` (a signal) and PATH holds a completed run (a --force rerun):
+  /// PATH is kept and the results stay in PATH.partial. Returns the file that
+  /// holds them (the same on every rank).
+  std::string commit(bool stopped);
 
   const std::string& path() const { return path_; }
 

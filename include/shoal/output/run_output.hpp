@@ -26,10 +26,12 @@ class RunOutput {
   /// counted over all ranks (identical everywhere at a synchronization); one
   /// rank, which runs one long window, every 4 M events between them too.
   void attach(exec::Model& model, std::int64_t events_per_rank = std::int64_t{1} << 22);
-  /// Collective: the last rows, the end tables and /meta; renames the file.
-  void finish(const exec::RunSetup& setup, exec::Model& model, const exec::RunResults& results,
-              const core::RunSummary& summary, const std::string& policy,
-              const sched::CoflowPriorities& priorities, bool completed);
+  /// Collective: the last rows, the end tables and /meta; renames the file
+  /// (Hdf5File::commit) and returns the one that holds the results.
+  std::string finish(const exec::RunSetup& setup, exec::Model& model,
+                     const exec::RunResults& results, const core::RunSummary& summary,
+                     const std::string& policy, const sched::CoflowPriorities& priorities,
+                     bool completed);
 
  private:
   void append_records(exec::Recorder& recorder);

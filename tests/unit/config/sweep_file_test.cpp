@@ -131,7 +131,7 @@ TEST(SweepFile, MistakesAreOneLineErrors) {
                   "more than 100000 points; split the sweep"));
   EXPECT_TRUE(Has(err("[sweep\n"), "sweep s.toml, line 1:"));
   EXPECT_TRUE(Has(error_of([] { read_sweep_file("/nonexistent/s.toml"); }),
-                  "sweep /nonexistent/s.toml: cannot be read"));
+                  "sweep /nonexistent/s.toml: no such file"));
 }
 
 }  // namespace
