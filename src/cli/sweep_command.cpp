@@ -8,6 +8,8 @@
 #include <cstdio>
 #include <filesystem>
 #include <memory>
+#include <optional>
+#include <span>
 
 #include "commands.hpp"
 #include "run_config.hpp"
@@ -15,6 +17,7 @@
 #include "shoal/config/config_file.hpp"
 #include "shoal/config/sweep_file.hpp"
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
 #include "shoal/output/hdf5_status.hpp"
 #include "shoal/topo/fabric_config.hpp"
 
@@ -75,9 +78,45 @@ output::RunFileStatus shared_status(const core::Comm& world, const std::string& 
   return static_cast<output::RunFileStatus>(status);
 }
 
-/// Runs one point unless its file is complete; returns the exit code.
+/// Runs one point unless its file is complete or another run holds it;
+/// returns the exit code.
 int run_point(const core::Comm& world, const config::Sweep& sweep, const PointInfo& info,
               const SweepArgs& args, const GlobalOptions& global) {
+  if (shared_status(world, info.file) == output::RunFileStatus::kComplete) {
+    if (world.rank() == 0) {
+      fmt::print("point {} ({}): already done, skipped ({})\n", info.point.index, info.point.name,
+                 info.file);
+    }
+    return 0;
+  }
+  const bool made = setup_everywhere(world, [&] {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(info.file).parent_path(), ec);
+    if (ec) throw Error("sweep results folder " + info.file + ": " + ec.message());
+  });
+  if (!made) return 1;
+  // A claim on the point, so that two sweeps started over each other (two
+  // submit-sweep calls) run it once: rank 0 holds it for all ranks.
+  std::optional<core::FileLock> claim;
+  std::uint64_t mine = 0, busy = 0;
+  if (!setup_everywhere(world, [&] {
+        if (world.rank() == 0) {
+          claim = core::FileLock::try_lock(info.file + ".lock");
+          mine = claim ? 0 : 1;
+        }
+      })) {
+    return 1;
+  }
+  world.sum_all(std::span(&mine, 1), std::span(&busy, 1));
+  if (busy != 0) {
+    if (world.rank() == 0) {
+      const std::string who = core::FileLock::holder(info.file + ".lock");
+      fmt::print("point {} ({}): already running elsewhere ({}.lock{}), skipped\n",
+                 info.point.index, info.point.name, info.file, who.empty() ? "" : ": " + who);
+    }
+    return 0;
+  }
+  // Looked at again under the claim: the other run may have finished it.
   const output::RunFileStatus status = shared_status(world, info.file);
   if (status == output::RunFileStatus::kComplete) {
     if (world.rank() == 0) {
@@ -93,12 +132,6 @@ int run_point(const core::Comm& world, const config::Sweep& sweep, const PointIn
         status == output::RunFileStatus::kIncomplete ? "; rerunning an incomplete file" : "");
     std::fflush(stdout);
   }
-  const bool made = setup_everywhere(world, [&] {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(info.file).parent_path(), ec);
-    if (ec) throw Error("sweep results folder " + info.file + ": " + ec.message());
-  });
-  if (!made) return 1;
   RunArgs run;
   run.config = sweep.base;
   run.overrides = info.point.overrides;
@@ -164,8 +197,11 @@ int sweep_main(const core::Comm& world, const SweepArgs& args, const GlobalOptio
                results);
     fmt::print("# index name gpus ranks status file\n");
     for (const PointInfo& info : infos) {
+      const output::RunFileStatus status = output::run_file_status(info.file);
+      const bool running =
+          status != output::RunFileStatus::kComplete && core::FileLock::held(info.file + ".lock");
       fmt::print("{} {} {} {} {} {}\n", info.point.index, info.point.name, info.gpus, info.ranks,
-                 output::to_string(output::run_file_status(info.file)), info.file);
+                 running ? "running" : output::to_string(status), info.file);
     }
     return 0;
   }

@@ -1,9 +1,14 @@
 #include "shoal/core/files.hpp"
 
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cctype>
+#include <cerrno>
+#include <cstring>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -70,6 +75,76 @@ void write_file(const std::string& path, std::string_view what,
   std::error_code ec;
   fs::rename(partial, path, ec);
   if (ec) throw Error(named(what, path) + "cannot rename the finished file: " + ec.message());
+}
+
+std::optional<FileLock> FileLock::try_lock(const std::string& path) {
+  for (;;) {
+    const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0) throw Error("lock " + path + ": cannot be created: " + std::strerror(errno));
+    struct flock lock {};
+    lock.l_type = F_WRLCK;
+    lock.l_whence = SEEK_SET;
+    if (::fcntl(fd, F_SETLK, &lock) != 0) {
+      ::close(fd);
+      if (errno == EACCES || errno == EAGAIN) return std::nullopt;
+      throw Error("lock " + path + ": cannot be taken: " + std::strerror(errno));
+    }
+    // The holder before us may have removed the file between our open and our
+    // lock: then we hold a lock on a file no one else will see; take it anew.
+    struct stat opened {};
+    struct stat named {};
+    if (::fstat(fd, &opened) == 0 && ::stat(path.c_str(), &named) == 0 &&
+        opened.st_dev == named.st_dev && opened.st_ino == named.st_ino) {
+      char host[256] = {};
+      ::gethostname(host, sizeof host - 1);
+      const std::string record = std::string(host) + " pid " + std::to_string(::getpid()) +
+                                 " since " + std::to_string(std::time(nullptr)) + "\n";
+      if (::ftruncate(fd, 0) != 0 || ::write(fd, record.data(), record.size()) < 0) {
+        // The record is for people reading the file; the lock holds without it.
+      }
+      return FileLock(fd, path);
+    }
+    ::close(fd);
+  }
+}
+
+bool FileLock::held(const std::string& path) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  struct flock lock {};
+  lock.l_type = F_WRLCK;
+  lock.l_whence = SEEK_SET;
+  const bool busy = ::fcntl(fd, F_GETLK, &lock) == 0 && lock.l_type != F_UNLCK;
+  ::close(fd);
+  return busy;
+}
+
+std::string FileLock::holder(const std::string& path) {
+  std::ifstream in(path);
+  std::string line;
+  std::getline(in, line);
+  return line;
+}
+
+FileLock::FileLock(FileLock&& other) noexcept
+    : fd_(std::exchange(other.fd_, -1)), path_(std::move(other.path_)) {}
+
+FileLock& FileLock::operator=(FileLock&& other) noexcept {
+  if (this != &other) {
+    release();
+    fd_ = std::exchange(other.fd_, -1);
+    path_ = std::move(other.path_);
+  }
+  return *this;
+}
+
+FileLock::~FileLock() { release(); }
+
+void FileLock::release() {
+  if (fd_ < 0) return;
+  ::unlink(path_.c_str());  // before the lock goes: a waiter then retries on a new file
+  ::close(fd_);
+  fd_ = -1;
 }
 
 std::string lower_extension(const std::string& path) {

@@ -11,9 +11,10 @@
 # Usage: fabric_validation.sh SHOAL WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 dir=$2 src=$3
+rm -rf "$dir"  # outputs are never overwritten without --force
 mkdir -p "$dir"
 cp "$src"/tests/configs/*.toml "$dir/"
-cct() { "$shoal" run "$1" --quiet -o "$dir/out.csv" >/dev/null && awk -F, 'NR == 2 {print $13}' "$dir/out.csv"; }
+cct() { "$shoal" run "$1" --quiet -o "$dir/out.csv" --force >/dev/null && awk -F, 'NR == 2 {print $13}' "$dir/out.csv"; }
 failures=0
 
 sed 's/^leaf_oversubscription = .*/leaf_oversubscription = "4:1"/' "$dir/cross-leaf-a2a.toml" >"$dir/cross-leaf-a2a-4.toml"

@@ -8,6 +8,7 @@
 # Usage: figure_a.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 dir=$3 src=$4
+rm -rf "$dir"  # outputs are never overwritten without --force
 mkdir -p "$dir"
 failures=0
 check() {  # check CSV NAME EXPECTED_PS

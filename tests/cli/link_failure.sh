@@ -17,6 +17,7 @@
 # Usage: link_failure.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 dir=$3 src=$4
+rm -rf "$dir"  # outputs are never overwritten without --force
 mkdir -p "$dir"
 cat >"$dir/base.toml" <<'TOML'
 [topology]

@@ -11,6 +11,7 @@
 # Usage: perturbations.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 dir=$3 src=$4
+rm -rf "$dir"  # outputs are never overwritten without --force
 mkdir -p "$dir"
 cp "$src/configs/examples/figure-a.toml" "$src/configs/examples/figure-a-workload.toml" "$dir/"
 failures=0

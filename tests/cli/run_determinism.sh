@@ -10,6 +10,7 @@
 # Usage: run_determinism.sh SHOAL MPIRUN RANKS WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 ranks=$3 dir=$4 src=$5
+rm -rf "$dir"  # outputs are never overwritten without --force
 mkdir -p "$dir"
 cp "$src/configs/examples/fat-tree-64-workload.toml" "$dir/"
 sed 's/^load_balancing = .*/load_balancing = "ecmp"/' "$src/configs/examples/fat-tree-64.toml" >"$dir/ecmp.toml"

@@ -11,6 +11,7 @@ set -euo pipefail
 # and undefined behaviour are still caught.
 export ASAN_OPTIONS="detect_leaks=0${ASAN_OPTIONS:+:$ASAN_OPTIONS}"
 shoal=$1 dir=$2 src=$(cd "$3" && pwd) mpirun=${4:-}
+rm -rf "$dir"  # outputs are never overwritten without --force
 mkdir -p "$dir"
 ex=$src/configs/examples
 run() {  # run NAME ARGS...

@@ -2,7 +2,8 @@
 # `shoal sweep` (docs/sweeps.md) end to end on configs/sweeps/tiny.toml:
 # --list/--count/--check; --point by index and by name equals `shoal run --set`
 # of the same overrides; --all on 2 ranks gives the same tables as 1 rank;
-# finished points are skipped (resume), an incomplete one is rerun; mistakes
+# finished points are skipped (resume), an incomplete one is rerun, a point
+# started twice runs once; mistakes
 # are one-line errors naming the sweep file, the key or the point.
 # Usage: sweep.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
 set -euo pipefail
@@ -72,6 +73,28 @@ if grep -q "point 1 of 4 (link-rate-100Gbps_policy-hermod): 32 GPUs on 1 rank; r
   ok "a resubmitted sweep reruns only the incomplete point"
 else
   fail "resume: $(cat resume.txt)"
+fi
+
+# The same point started twice at once (two overlapping submit-sweep calls):
+# the second exits 0 at once, naming the run that holds the point; --list
+# says running; the first finishes and leaves no lock behind.
+sed -e 's/^micro_batch_tokens = .*/micro_batch_tokens = 4096/' -e 's/^micro_batches = .*/micro_batches = 8/' -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" \
+  "$src/configs/sweeps/tiny-base.toml" >long-base.toml
+printf '[sweep]\nbase = "long-base.toml"\nresults = "twice"\n[axes]\npolicy.name = ["fair"]\n' >twice.toml
+timeout 300 "$shoal" -q sweep twice.toml --point 0 >first.txt 2>&1 &
+first=$!
+for _ in $(seq 600); do [ -e twice/policy-fair.h5.partial ] && break; sleep 0.1; done
+"$shoal" sweep twice.toml --list >twice-list.txt
+rc=0; timeout 60 "$shoal" sweep twice.toml --point 0 >second.txt 2>&1 || rc=$?
+still=no; kill -0 "$first" 2>/dev/null && still=yes
+rc1=0; wait "$first" || rc1=$?
+if [ "$rc" -eq 0 ] && [ "$still" = yes ] && [ "$rc1" -eq 0 ] &&
+  grep -q "point 0 (policy-fair): already running elsewhere (twice/policy-fair.h5.lock: .* pid [0-9]* since [0-9]*), skipped" second.txt &&
+  grep -q " running twice/policy-fair.h5$" twice-list.txt &&
+  "$shoal" sweep twice.toml --list | grep -q " done twice/policy-fair.h5$" && [ ! -e twice/policy-fair.h5.lock ]; then
+  ok "a point started twice at once: $(cat second.txt); the first finished"
+else
+  fail "a point started twice: second exit $rc ($(cat second.txt)), first exit $rc1, first still running then: $still; $(cat first.txt twice-list.txt)"
 fi
 
 # Mistakes: one line, naming the file, key or point; non-zero exit.

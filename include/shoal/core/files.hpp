@@ -5,8 +5,10 @@
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 namespace shoal::core {
 
@@ -27,5 +29,33 @@ void write_file(const std::string& path, std::string_view what,
 
 /// The lower-case extension of `path`, with its dot (".h5"; "" if none).
 std::string lower_extension(const std::string& path);
+
+/// An exclusive claim on a lock file, held while the object lives: a POSIX
+/// record lock, which NFS and Lustre honour across nodes and the kernel drops
+/// when its process dies, so a killed run leaves no stale claim behind.
+class FileLock {
+ public:
+  /// The lock on `path` (created if missing), or nullopt where another
+  /// process holds it. The file records who holds it (host, pid, start).
+  static std::optional<FileLock> try_lock(const std::string& path);
+  /// Whether another process holds `path` now. Never call it in the process
+  /// that holds the lock: closing any descriptor of the file drops a POSIX lock.
+  static bool held(const std::string& path);
+  /// The holder's record in `path` ("" if unreadable).
+  static std::string holder(const std::string& path);
+
+  FileLock(FileLock&& other) noexcept;
+  FileLock& operator=(FileLock&& other) noexcept;
+  FileLock(const FileLock&) = delete;
+  FileLock& operator=(const FileLock&) = delete;
+  /// Removes the file and releases the lock.
+  ~FileLock();
+
+ private:
+  FileLock(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
+  void release();
+  int fd_ = -1;
+  std::string path_;
+};
 
 }  // namespace shoal::core

@@ -1,9 +1,12 @@
 #include "shoal/core/files.hpp"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -85,6 +88,33 @@ TEST_F(Files, AFailedWriteLeavesTheOldFileAsItWas) {
                std::runtime_error);
   EXPECT_EQ(text_of(path("out.txt")), "old\n");
   EXPECT_FALSE(fs::exists(path("out.txt.partial")));
+}
+
+/// Whether a child process (a POSIX lock belongs to its process) could take
+/// the lock on `path`.
+bool another_process_can_lock(const std::string& path) {
+  const pid_t child = ::fork();
+  if (child == 0) {
+    const bool took = FileLock::try_lock(path).has_value();  // and released again
+    ::_exit(took ? 0 : 1);
+  }
+  int status = 0;
+  ::waitpid(child, &status, 0);
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0;
+}
+
+TEST_F(Files, ALockKeepsOtherProcessesOutUntilReleased) {
+  const std::string lock = path("point.h5.lock");
+  {
+    std::optional<FileLock> mine = FileLock::try_lock(lock);
+    ASSERT_TRUE(mine.has_value());
+    EXPECT_FALSE(another_process_can_lock(lock));
+    EXPECT_NE(FileLock::holder(lock).find(" pid " + std::to_string(::getpid()) + " since "),
+              std::string::npos);
+  }
+  EXPECT_FALSE(fs::exists(lock));  // released and removed
+  EXPECT_TRUE(another_process_can_lock(lock));
+  EXPECT_FALSE(fs::exists(lock));  // the child's claim went with it
 }
 
 TEST_F(Files, LowerExtension) {
