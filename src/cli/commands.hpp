@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,11 @@ struct RunArgs {
   double progress_interval = 5.0;
   std::string sweep_point;  // recorded in /meta; a sweep point runs one policy
   bool check = false;       // the full invariants (Debug builds check them anyway)
+  // `shoal rerun`: the files the config names, read from copies; the output it
+  // repeats; and what /meta calls the config (its copy is temporary).
+  std::map<std::string, std::string> input_map;
+  std::string rerun_of;
+  std::string config_label;
 };
 
 /// Reads the config on every rank, simulates each policy and reports; returns
@@ -43,6 +49,8 @@ void add_topo_command(CLI::App& app, Action& action);
 void add_partition_fabric_command(CLI::App& partition, Action& action);
 void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_training_commands(CLI::App& app, Action& action);
+/// `shoal rerun FILE.h5 -o NEW.h5`: the run again from what FILE.h5 keeps.
+void add_rerun_command(CLI::App& app, const GlobalOptions& global, Action& action);
 void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action& action);
 
 }  // namespace shoal::cli

@@ -75,6 +75,7 @@ int main(int argc, char** argv) {
   shoal::cli::add_partition_fabric_command(*partition, action);
   shoal::cli::add_run_command(app, global, action);
   shoal::cli::add_sweep_command(app, global, action);
+  shoal::cli::add_rerun_command(app, global, action);
   shoal::cli::add_training_commands(app, action);
   shoal::cli::add_topo_command(app, action);
   shoal::cli::add_workload_commands(app, action);

@@ -305,12 +305,14 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
   const int ranks_on_node = world.ranks_on_node();
   const bool ready = setup_everywhere(world, [&] {
     setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
-    read_config(args.config, args.overrides, world.size(), setup);
+    read_config(args.config, args.overrides, world.size(), setup, args.input_map,
+                args.config_label);
     setup.dag.set_growth_check({});
     setup.engine.progress = !global.quiet;
     setup.engine.progress_interval_seconds = args.progress_interval;
     setup.overrides = args.overrides;
     setup.sweep_point = args.sweep_point;
+    setup.rerun_of = args.rerun_of;
     if (!args.sweep_point.empty() && setup.policies.size() > 1) {
       throw Error("sweep point " + args.sweep_point +
                   ": runs one policy; sweep policy.name instead of giving policy.compare");

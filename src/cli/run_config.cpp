@@ -11,9 +11,11 @@
 namespace shoal::cli {
 
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
-                 RunSetup& setup) {
-  config::ConfigFile config(path, overrides);
-  setup.config_path = path;
+                 RunSetup& setup, const std::map<std::string, std::string>& input_map,
+                 const std::string& shown_as) {
+  config::ConfigFile config(path, overrides, shown_as);
+  config.map_inputs(input_map);
+  setup.config_path = config.path();
   setup.fabric.emplace(topo::build_fabric(config));
   const topo::Fabric& fabric = *setup.fabric;
   // Before the workload: the resource guard watches the DAG grow against it.
@@ -30,16 +32,22 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   setup.milestones = exec::read_milestones(config, setup.dag);
   output::read_output_table(config, setup);
   const std::string partition = exec::read_run_table(config, fabric, setup.network, setup.engine);
+  const std::string partition_file =
+      topo::is_partition_strategy(partition) ? partition : config.input("partition", partition);
   config.reject_unknown();
+  setup.config_text = config.text();
+  setup.config_resolved = config.resolved_text();
   if (setup.network.instant && ranks > 1) {
-    throw Error("config " + path + ": network.model = \"instant\" runs on one rank, not " +
+    throw Error("config " + config.path() + ": network.model = \"instant\" runs on one rank, not " +
                 std::to_string(ranks) + " (its flows arrive the moment they start)");
   }
   try {
-    setup.partition.emplace(topo::fabric_partition(fabric, ranks, partition, path));
+    setup.partition.emplace(topo::fabric_partition(fabric, ranks, partition, partition_file));
   } catch (const Error& e) {
-    throw Error("config " + path + ": run.partition: " + e.what());
+    throw Error("config " + config.path() + ": run.partition: " + e.what());
   }
+  // Once every file was found and read: what /meta keeps of them.
+  setup.inputs = config::snapshot_inputs(config.inputs(), setup.embed_limit);
 }
 
 }  // namespace shoal::cli

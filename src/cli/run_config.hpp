@@ -4,6 +4,7 @@
 // assembles them. Shared by `shoal run`, `sweep`, `traffic` and `dag`.
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -14,8 +15,10 @@ namespace shoal::cli {
 using exec::RunSetup;
 
 /// Reads and checks everything; an Error names the file and key. `ranks`
-/// sizes the partition.
+/// sizes the partition. `input_map` reads files the config names from other
+/// paths (ConfigFile::map_inputs); messages name the config `shown_as` where given.
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
-                 RunSetup& setup);
+                 RunSetup& setup, const std::map<std::string, std::string>& input_map = {},
+                 const std::string& shown_as = {});
 
 }  // namespace shoal::cli

@@ -28,7 +28,6 @@ struct TopoArgs {
 
 // A partition file named on the command line is found from where shoal runs
 // (in a config, run.partition is relative to the config file).
-constexpr const char* kFromWorkingDirectory = "";
 
 constexpr const char* kStrategyHelp =
     "Partition: a strategy (topology: by pod, segment or leaf group, switches above spread; "
@@ -42,7 +41,7 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
     const topo::FabricSummary s = topo::summarize(fabric);
     // First, so that a bad partition is an error before any of the report.
     const core::Partition partition =
-        fabric_partition(fabric, args.ranks, args.strategy, kFromWorkingDirectory);
+        fabric_partition(fabric, args.ranks, args.strategy, args.strategy);
     fmt::print("fabric: {} ({})\n", fabric.kind(), fabric.description());
     fmt::print("  GPUs:       {} in {} servers of {}\n", s.gpus, s.servers,
                fabric.gpus_per_server());
@@ -81,7 +80,7 @@ int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
     config::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
     const core::Partition partition =
-        fabric_partition(fabric, args.ranks, args.strategy, kFromWorkingDirectory);
+        fabric_partition(fabric, args.ranks, args.strategy, args.strategy);
     partition.write_file(args.output, fabric.layout());
     if (args.output == "-") return 0;  // the file alone on standard output
     fmt::print("wrote {}: {} over {} ranks, lookahead {}\n", args.output, partition.description(),

@@ -2,7 +2,10 @@
 
 #include <toml++/toml.h>
 
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <utility>
 
 #include "shoal/core/error.hpp"
@@ -28,15 +31,24 @@ std::string dotted(std::string_view table, std::string_view key) {
 
 }  // namespace
 
-ConfigFile::ConfigFile(const std::string& path, const std::vector<std::string>& overrides)
-    : path_(path), impl_(std::make_unique<Impl>()) {
+ConfigFile::ConfigFile(const std::string& path, const std::vector<std::string>& overrides,
+                       const std::string& shown_as)
+    : path_(shown_as.empty() ? path : shown_as),
+      folder_(std::filesystem::path(path).parent_path().string()),
+      impl_(std::make_unique<Impl>()) {
   core::require_input_file(path, "config");
+  {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream whole;
+    whole << in.rdbuf();
+    text_ = std::move(whole).str();
+  }
   try {
-    impl_->root = toml::parse_file(path);
+    impl_->root = toml::parse(text_, path);
   } catch (const toml::parse_error& e) {
     const auto& begin = e.source().begin;
-    if (begin.line == 0) throw Error("config " + path + ": " + std::string(e.description()));
-    throw Error("config " + path + ", line " + std::to_string(begin.line) + ", column " +
+    if (begin.line == 0) throw Error("config " + path_ + ": " + std::string(e.description()));
+    throw Error("config " + path_ + ", line " + std::to_string(begin.line) + ", column " +
                 std::to_string(begin.column) + ": " + std::string(e.description()));
   }
   for (const std::string& item : overrides) {
@@ -64,6 +76,24 @@ ConfigFile::ConfigFile(const std::string& path, const std::vector<std::string>& 
     if (!node->is_table()) throw Error("--set \"" + item + "\": " + table + " is not a table");
     node->as_table()->insert_or_assign(key, *parsed.get("v"));
   }
+}
+
+std::string ConfigFile::input(std::string_view role, const std::string& name) {
+  std::string file;
+  if (const auto mapped = input_map_.find(name); mapped != input_map_.end()) {
+    file = mapped->second;
+  } else {
+    const std::filesystem::path p(name);
+    file = p.is_absolute() ? p.string() : (std::filesystem::path(folder_) / p).string();
+  }
+  inputs_.push_back({std::string(role), name, file});
+  return file;
+}
+
+std::string ConfigFile::resolved_text() const {
+  std::ostringstream out;
+  out << impl_->root << "\n";
+  return std::move(out).str();
 }
 
 ConfigFile::~ConfigFile() = default;

@@ -4,6 +4,7 @@
 
 #include <hdf5.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <filesystem>
@@ -186,6 +187,43 @@ void Hdf5File::attribute(const std::string& object, const std::string& name, dou
   const hid_t o = object_of(impl_->file, impl_->meta, object);
   write_attribute(o, name, H5T_NATIVE_DOUBLE, &value);
   if (o != impl_->meta) H5Oclose(o);
+}
+
+void Hdf5File::bytes(const std::string& path, std::string_view data) {
+  const hsize_t size = data.size();
+  const hid_t space = H5Screate_simple(1, &size, nullptr);
+  const hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
+  check(H5Pset_create_intermediate_group(lcpl, 1), "intermediate groups");
+  const hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+  if (size > 0) {
+    const hsize_t chunk = std::min<hsize_t>(size, hsize_t{1} << 20);
+    check(H5Pset_chunk(dcpl, 1, &chunk), "chunking");
+    check(H5Pset_deflate(dcpl, 6), "compression");
+  }
+  const hid_t dataset =
+      H5Dcreate2(impl_->file, path.c_str(), H5T_NATIVE_UINT8, space, lcpl, dcpl, H5P_DEFAULT);
+  H5Pclose(dcpl);
+  H5Pclose(lcpl);
+  if (dataset < 0) {
+    H5Sclose(space);
+    throw Error("HDF5: dataset /" + path + " failed");
+  }
+  herr_t status = 0;
+  if (size > 0) {
+    // Collective, as compressed datasets need: rank 0 writes all, the others none.
+    const hid_t file_space = H5Scopy(space);
+    const hid_t mem_space = H5Scopy(space);
+    if (comm_.rank() != 0) {
+      H5Sselect_none(file_space);
+      H5Sselect_none(mem_space);
+    }
+    status = H5Dwrite(dataset, H5T_NATIVE_UINT8, mem_space, file_space, impl_->xfer, data.data());
+    H5Sclose(mem_space);
+    H5Sclose(file_space);
+  }
+  H5Sclose(space);
+  H5Dclose(dataset);
+  check(status, "writing /" + path);
 }
 
 void Hdf5File::flush() { check(H5Fflush(impl_->file, H5F_SCOPE_GLOBAL), "flushing"); }

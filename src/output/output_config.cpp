@@ -16,6 +16,11 @@ void read_output_table(config::ConfigFile& config, exec::RunSetup& setup) {
                        : (std::filesystem::path(config.path()).parent_path() / p).string();
   }
   setup.output_flows = config.boolean(o, "flows").value_or(true);
+  // Input files up to this size are stored whole in /meta/inputs (docs/output.md).
+  if (const auto limit = config.bytes(o, "embed_limit")) {
+    if (*limit < 0) throw Error(prefix + "output.embed_limit must not be negative");
+    setup.embed_limit = static_cast<std::uint64_t>(*limit);
+  }
   // Time-binned utilisation of the busiest links (docs/output.md).
   setup.network.link_util_bin = config.time(o, "link_util_bin").value_or(100 * kMicrosecond);
   if (setup.network.link_util_bin <= 0) {

@@ -43,13 +43,6 @@ struct LinkRow {
 #define SHOAL_COLUMN(row, field, type) \
   Column { #field, offsetof(row, field), type }
 
-std::string read_text(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
-
 }  // namespace
 
 RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force, bool flows)
@@ -120,6 +113,22 @@ RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force
   // Readable from the start: a rank that dies before the first periodic flush
   // leaves a .partial file with its (empty) tables, not one without a superblock.
   file_.flush();
+}
+
+void RunOutput::write_inputs(const exec::RunSetup& setup) {
+  file_.attribute("meta", "inputs", static_cast<std::int64_t>(setup.inputs.size()));
+  file_.attribute("meta", "embed_limit", static_cast<std::int64_t>(setup.embed_limit));
+  for (std::size_t i = 0; i < setup.inputs.size(); ++i) {
+    const config::InputSnapshot& in = setup.inputs[i];
+    const std::string object = "meta/inputs/" + std::to_string(i);
+    file_.bytes(object, in.contents);
+    file_.attribute(object, "role", in.file.role);
+    file_.attribute(object, "name", in.file.name);
+    file_.attribute(object, "path", in.file.path);
+    file_.attribute(object, "bytes", static_cast<std::int64_t>(in.bytes));
+    file_.attribute(object, "sha256", in.sha256);
+    file_.attribute(object, "embedded", static_cast<std::int64_t>(in.embedded ? 1 : 0));
+  }
 }
 
 void RunOutput::append_records(exec::Recorder& recorder) {
@@ -233,7 +242,10 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
   file_.attribute("link_util", "bin_ps", static_cast<std::int64_t>(width));
 
   const BuildInfo build = build_info();
-  file_.attribute("meta", "config", read_text(setup.config_path));
+  file_.attribute("meta", "config", setup.config_text);
+  file_.attribute("meta", "config_path", setup.config_path);
+  file_.attribute("meta", "config_resolved", setup.config_resolved);
+  file_.attribute("meta", "rerun_of", setup.rerun_of);
   file_.attribute("meta", "version", build.shoal_version);
   file_.attribute("meta", "commit", build.git_commit);
   file_.attribute("meta", "seed", static_cast<std::int64_t>(setup.engine.seed));
@@ -261,6 +273,7 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
   for (const std::string& o : setup.overrides) overrides += (overrides.empty() ? "" : "\n") + o;
   file_.attribute("meta", "overrides", overrides);
   file_.attribute("meta", "sweep_point", setup.sweep_point);
+  write_inputs(setup);
   return file_.commit(summary.stopped);
 }
 

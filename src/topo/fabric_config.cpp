@@ -235,14 +235,10 @@ FabricSummary summarize(const Fabric& fabric) {
 }
 
 core::Partition fabric_partition(const Fabric& fabric, int ranks, const std::string& spec,
-                                 const std::string& config_path) {
+                                 const std::string& file) {
   if (is_partition_strategy(spec)) {
     return partition_fabric(fabric, ranks, spec);
   }
-  const std::filesystem::path p(spec);
-  const std::string file = p.is_absolute()
-                               ? p.string()
-                               : (std::filesystem::path(config_path).parent_path() / p).string();
   if (!std::filesystem::is_regular_file(file)) {
     throw Error("\"" + spec +
                 "\" is neither a partition strategy (topology, block, round-robin) nor a "

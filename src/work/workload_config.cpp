@@ -1,7 +1,5 @@
 #include "shoal/work/workload_config.hpp"
 
-#include <filesystem>
-
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
 #include "shoal/work/case_ii_panel.hpp"
@@ -25,17 +23,13 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
                 "workload: give one of file = \"...\" (a workload file), job = \"...\" "
                 "or jobs = [...] (training job files), generator = \"case-ii-panel\"");
   }
-  auto relative = [&](const std::string& name) {
-    const std::filesystem::path p(name);
-    return p.is_absolute() ? p.string()
-                           : (std::filesystem::path(config.path()).parent_path() / p).string();
-  };
   if (job || jobs) {
     const std::vector<std::string> files = jobs ? *jobs : std::vector<std::string>{*job};
     if (files.empty()) throw Error(prefix + "workload.jobs is empty");
     for (std::size_t j = 0; j < files.size(); ++j) {
-      core::require_input_file(relative(files[j]), "job");
-      JobSpec spec = read_job_file(relative(files[j]));
+      const std::string path = config.input("job", files[j]);
+      core::require_input_file(path, "job");
+      JobSpec spec = read_job_file(path);
       spec.id = static_cast<std::uint32_t>(j);
       if (job) apply_job_overrides(config, "job", spec);  // [job]: this run's changes
       spec.resolve(gpus, gpus_per_server);
@@ -72,7 +66,7 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
       throw Error(prefix + "workload: " + e.what());
     }
   } else {
-    workload.name = relative(*file);
+    workload.name = config.input("workload", *file);
     core::require_input_file(workload.name, "workload");
     const std::string format = config.string(w, "format").value_or("auto");
     try {

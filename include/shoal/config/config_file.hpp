@@ -4,12 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "shoal/config/input_file.hpp"
 #include "shoal/core/units.hpp"
 
 namespace shoal::config {
@@ -19,12 +21,31 @@ class ConfigFile {
   /// Parses the file; a syntax error is an Error with its line and column.
   /// `overrides` ("table.key=value", as from --set) replace or add keys; a value
   /// that is not a TOML literal (64KiB, fat-tree) is taken as a string.
-  explicit ConfigFile(const std::string& path, const std::vector<std::string>& overrides = {});
+  /// Messages name the file `shown_as` where given (a rerun's copy of a config).
+  explicit ConfigFile(const std::string& path, const std::vector<std::string>& overrides = {},
+                      const std::string& shown_as = {});
   ~ConfigFile();
   ConfigFile(ConfigFile&&) noexcept;
   ConfigFile& operator=(ConfigFile&&) noexcept;
 
+  /// The file as messages name it.
   const std::string& path() const { return path_; }
+  /// The file as it was read.
+  const std::string& text() const { return text_; }
+
+  /// The file that a key's value `name` names (`role`: "job", "workload"...):
+  /// relative to the config's folder unless absolute, or where map_inputs()
+  /// put it. Every file resolved here is listed by inputs().
+  std::string input(std::string_view role, const std::string& name);
+  const std::vector<InputFile>& inputs() const { return inputs_; }
+  /// Reads the files named `name` (as the config spells it) from other paths:
+  /// `shoal rerun` gives the copies it took from an output's /meta.
+  void map_inputs(std::map<std::string, std::string> name_to_path) {
+    input_map_ = std::move(name_to_path);
+  }
+
+  /// The whole config as TOML, --set overrides applied.
+  std::string resolved_text() const;
 
   /// Declares a table that may appear; its keys are checked by reject_unknown().
   /// Each getter returns nothing when the key is absent and throws Error when the
@@ -54,8 +75,12 @@ class ConfigFile {
   struct Impl;  // the parsed document; opaque outside config_file.cpp
 
  private:
-  std::string path_;
+  std::string path_;    // as messages name it
+  std::string folder_;  // where relative input files are found
+  std::string text_;
   std::unique_ptr<Impl> impl_;
+  std::vector<InputFile> inputs_;
+  std::map<std::string, std::string> input_map_;
 };
 
 }  // namespace shoal::config

@@ -38,6 +38,12 @@ struct RunSetup {
   std::vector<std::string> overrides;  // --set (or a sweep point's), recorded in /meta
   std::string sweep_point;             // "SWEEP.toml:NAME" when a sweep runs the config
   std::uint64_t memory_limit = 0;      // [run] memory_limit: bytes per rank (0: the node's)
+  // For /meta, so that `shoal rerun` can repeat the run from its output alone.
+  std::string config_text;                                 // the config file as read
+  std::string config_resolved;                             // the config as TOML, overrides applied
+  std::uint64_t embed_limit = config::kDefaultEmbedLimit;  // [output] embed_limit
+  std::vector<config::InputSnapshot> inputs;               // the files the config named
+  std::string rerun_of;                                    // the output a `shoal rerun` repeats
 };
 
 /// [[perturbation]]: a slow or long link ("link = \"leaf 0 -> spine 1\"",

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "shoal/core/comm.hpp"
@@ -43,6 +44,9 @@ class Hdf5File {
   void attribute(const std::string& object, const std::string& name, const std::string& value);
   void attribute(const std::string& object, const std::string& name, std::int64_t value);
   void attribute(const std::string& object, const std::string& name, double value);
+  /// A 1-D dataset of bytes at `path` ("meta/inputs/0"; groups made as
+  /// needed), compressed; every rank gives the same `data`, rank 0 writes it.
+  void bytes(const std::string& path, std::string_view data);
   /// Writes what is buffered in HDF5's caches to the file (it stays readable).
   void flush();
   /// Closes the file and renames PATH.partial to PATH, except where the run

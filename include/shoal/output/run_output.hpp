@@ -35,6 +35,9 @@ class RunOutput {
 
  private:
   void append_records(exec::Recorder& recorder);
+  /// /meta/inputs: each file the config named, whole up to [output]
+  /// embed_limit, with its SHA-256 (docs/output.md).
+  void write_inputs(const exec::RunSetup& setup);
 
   const core::Comm& comm_;
   output::Hdf5File file_;

@@ -26,10 +26,10 @@ bool is_partition_strategy(std::string_view name);
 core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy);
 
 /// The partition `spec` names for `ranks` ranks: a strategy (topology, block,
-/// round-robin) or else a partition file, relative to the directory of
-/// `config_path` unless absolute, checked against the fabric and rank count.
+/// round-robin) or else the partition file at `file` (the path `spec` names,
+/// resolved by the caller), checked against the fabric and rank count.
 core::Partition fabric_partition(const Fabric& fabric, int ranks, const std::string& spec,
-                                 const std::string& config_path);
+                                 const std::string& file);
 
 struct LevelSummary {
   std::string name;  // leaf, spine, core
