@@ -28,6 +28,8 @@ hid_t native(Column::Type t) {
       return H5T_NATIVE_INT64;
     case Column::Type::kF64:
       return H5T_NATIVE_DOUBLE;
+    case Column::Type::kName:
+      break;  // made per column in add_table
   }
   return H5T_NATIVE_INT64;
 }
@@ -100,6 +102,15 @@ std::size_t Hdf5File::add_table(const std::string& name, std::size_t row_size,
   t.row_size = row_size;
   t.memtype = check_id(H5Tcreate(H5T_COMPOUND, row_size), "a compound type");
   for (const Column& c : columns) {
+    if (c.type == Column::Type::kName) {
+      const hid_t text = H5Tcopy(H5T_C_S1);
+      H5Tset_size(text, Column::kNameBytes);
+      H5Tset_strpad(text, H5T_STR_NULLPAD);
+      const herr_t status = H5Tinsert(t.memtype, c.name.c_str(), c.offset, text);
+      H5Tclose(text);
+      check(status, "column " + c.name);
+      continue;
+    }
     check(H5Tinsert(t.memtype, c.name.c_str(), c.offset, native(c.type)), "column " + c.name);
   }
   const hsize_t zero = 0, unlimited = H5S_UNLIMITED;

@@ -26,6 +26,13 @@ struct IterationRow {
   std::int64_t start_ps, end_ps, exposed_comm_mean_ps, exposed_comm_max_ps;
 };
 
+struct NodeRow {
+  std::uint32_t id;
+  std::uint8_t kind, level;
+  std::uint32_t plane, group, index;
+  char name[Column::kNameBytes];
+};
+
 struct LinkUtilRow {
   std::uint32_t link, bin;
   std::int64_t start_ps, bytes;
@@ -113,6 +120,32 @@ RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force
   // Readable from the start: a rank that dies before the first periodic flush
   // leaves a .partial file with its (empty) tables, not one without a superblock.
   file_.flush();
+}
+
+void RunOutput::write_nodes(const topo::Fabric& fabric) {
+  const std::size_t table = file_.add_table(
+      "nodes", sizeof(NodeRow),
+      {SHOAL_COLUMN(NodeRow, id, Type::kU32), SHOAL_COLUMN(NodeRow, kind, Type::kU8),
+       SHOAL_COLUMN(NodeRow, level, Type::kU8), SHOAL_COLUMN(NodeRow, plane, Type::kU32),
+       SHOAL_COLUMN(NodeRow, group, Type::kU32), SHOAL_COLUMN(NodeRow, index, Type::kU32),
+       SHOAL_COLUMN(NodeRow, name, Type::kName)},
+      "");
+  file_.attribute("nodes", "kind_names", std::string("gpu,nvswitch,switch"));
+  file_.attribute("nodes", "level_names", std::string("server,leaf,spine,core"));
+  std::vector<NodeRow> rows;
+  if (comm_.rank() == 0) {
+    rows.reserve(fabric.node_count());
+    for (topo::NodeId n = 0; n < fabric.node_count(); ++n) {
+      const topo::Node& node = fabric.node(n);
+      NodeRow row{
+          n, static_cast<std::uint8_t>(node.kind), node.level, node.plane, node.group, node.index,
+          {}};
+      const std::string name = fabric.node_name(n);
+      name.copy(row.name, std::min(name.size(), sizeof row.name));
+      rows.push_back(row);
+    }
+  }
+  file_.append(table, rows.data(), rows.size());
 }
 
 void RunOutput::write_inputs(const exec::RunSetup& setup) {
@@ -274,6 +307,7 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
   file_.attribute("meta", "overrides", overrides);
   file_.attribute("meta", "sweep_point", setup.sweep_point);
   write_inputs(setup);
+  write_nodes(*setup.fabric);
   return file_.commit(summary.stopped);
 }
 

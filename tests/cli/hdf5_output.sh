@@ -71,6 +71,19 @@ with h5py.File("%s/training-1.h5" % d, "r") as f:
     flows = f["flows"][:]
     assert (flows["end_ps"] >= flows["start_ps"]).all() and flows["bytes"].sum() == c["bytes"].sum()
     print("ok   training: iteration end = last coflow or task end; flow bytes sum to coflow bytes")
+    # /nodes: every link end is a node; names as perturbations spell them.
+    nodes, links = f["nodes"][:], f["links"][:]
+    names = {int(i): n.decode() for i, n in zip(nodes["id"], nodes["name"])}
+    gpus = nodes[nodes["kind"] == 0]
+    ok = (len(names) == len(nodes) == len(set(names.values())) and
+          set(links["src"]) | set(links["dst"]) <= set(names) and
+          len(gpus) == f["meta"].attrs["gpus"] and
+          all(names[int(i)] == "gpu %d" % g for i, g in zip(gpus["id"], gpus["index"])) and
+          {"leaf 0", "spine 1", "nvswitch 0"} <= set(names.values()))
+    print("%s   /nodes: %d nodes, %d GPUs named gpu N, every /links end named (%s)" % (
+        "ok" if ok else "FAIL", len(nodes), len(gpus),
+        ", ".join("%s -> %s" % (names[int(a)], names[int(b)]) for a, b in zip(links["src"][:2], links["dst"][:2]))))
+    bad += not ok
 sys.exit(1 if bad else 0)
 PY
 # Refused without --force; flows off.

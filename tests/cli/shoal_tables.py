@@ -14,6 +14,7 @@ SORT_KEYS = {
     "iterations": ["job", "iteration"],
     "links": ["id"],
     "link_util": ["link", "bin"],
+    "nodes": ["id"],
 }
 
 

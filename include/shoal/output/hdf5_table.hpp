@@ -20,7 +20,9 @@ namespace shoal::output {
 /// One column of a table: its name, the offset of its field in the row struct,
 /// and its type.
 struct Column {
-  enum class Type : std::uint8_t { kU8, kU32, kI64, kF64 };
+  /// kName: a char[kNameBytes] field, zero-padded (h5py reads it as bytes).
+  enum class Type : std::uint8_t { kU8, kU32, kI64, kF64, kName };
+  static constexpr std::size_t kNameBytes = 32;
   std::string name;
   std::size_t offset;
   Type type;

@@ -38,6 +38,8 @@ class RunOutput {
   /// /meta/inputs: each file the config named, whole up to [output]
   /// embed_limit, with its SHA-256 (docs/output.md).
   void write_inputs(const exec::RunSetup& setup);
+  /// /nodes: every node of the fabric with its name as perturbations spell it.
+  void write_nodes(const topo::Fabric& fabric);
 
   const core::Comm& comm_;
   output::Hdf5File file_;
