@@ -17,6 +17,20 @@ struct GlobalOptions {
   bool quiet = false;
 };
 
+/// --progress-interval's check: a positive number of seconds.
+inline CLI::Validator positive_seconds() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        try {
+          std::size_t used = 0;
+          if (std::stod(text, &used) > 0 && used == text.size()) return {};
+        } catch (const std::exception&) {
+        }
+        return "must be a positive number of seconds, not " + text;
+      },
+      "SECONDS>0");
+}
+
 /// The command to run once parsing succeeded; returns the exit code.
 using Action = std::function<int(const core::Comm&)>;
 

@@ -25,6 +25,19 @@ bool setup_everywhere(const core::Comm& comm, const std::function<void()>& setup
   return false;
 }
 
+int on_rank_zero(const core::Comm& comm, const std::function<int()>& body) {
+  std::int64_t code = 0;
+  if (comm.rank() == 0) {
+    try {
+      code = body();
+    } catch (const std::exception& e) {
+      print_error(e.what());
+      code = 1;
+    }
+  }
+  return static_cast<int>(comm.max(code));
+}
+
 int run_or_abort(const core::Comm& comm, const std::function<int()>& body) {
   try {
     return body();

@@ -88,7 +88,17 @@ int main(int argc, char** argv) {
     if (e.get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) {
       return world.rank() == 0 ? app.exit(e) : 0;  // --help
     }
-    if (world.rank() == 0) shoal::cli::print_error(std::string(e.what()) + " (see shoal --help)");
+    if (world.rank() == 0) {
+      std::string message = e.what();
+      // CLI11 reads a mistyped command as a missing one; say which word it did not know.
+      const bool unknown =
+          argc > 1 && argv[1][0] != '-' &&
+          app.get_subcommands([&](const CLI::App* c) { return c->check_name(argv[1]); }).empty();
+      if (unknown) {
+        message = std::string("unknown subcommand \"") + argv[1] + "\"";
+      }
+      shoal::cli::print_error(message + " (see shoal --help)");
+    }
     return 2;
   }
   setup_logging(world, global);

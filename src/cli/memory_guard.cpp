@@ -73,7 +73,7 @@ std::uint64_t resident_bytes() {
   return resident * static_cast<std::uint64_t>(::sysconf(_SC_PAGESIZE));
 }
 
-std::string gib(std::uint64_t bytes) { return format_bytes(static_cast<Bytes>(bytes)); }
+std::string gib(std::uint64_t bytes) { return format_bytes_short(static_cast<Bytes>(bytes)); }
 
 }  // namespace
 

@@ -87,6 +87,9 @@ bench::PholdConfig to_config(PholdArgs& a) {
     }
     if (auto v = file.number(t, "progress_interval");
         v && !a.on_command_line("progress_interval")) {
+      if (*v <= 0) {
+        throw Error("config " + a.config_file + ": phold.progress_interval must be positive");
+      }
       a.progress_interval = *v;
     }
     file.reject_unknown();
@@ -165,8 +168,7 @@ int bench_phold(const core::Comm& world, PholdArgs& args, const GlobalOptions& g
 }
 
 int partition_phold(const core::Comm& world, const PholdArgs& args) {
-  if (world.rank() != 0) return 0;  // one writer, whatever the launch
-  return run_or_abort(world, [&] {
+  return on_rank_zero(world, [&] {
     core::require_new_output(args.output, args.force, "-o");
     bench::PholdConfig config;
     config.entities = args.entities;
@@ -222,6 +224,7 @@ void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOption
   given["progress_interval"] =
       run->add_option("--progress-interval", args->progress_interval,
                       "Seconds between progress lines (--quiet turns them off)")
+          ->check(positive_seconds())
           ->capture_default_str();
   run->add_option("-c,--config", args->config_file,
                   "TOML file with a [phold] table (keys: entities, blocks, init, remote, "

@@ -138,6 +138,7 @@ void add_rerun_command(CLI::App& app, const GlobalOptions& global, Action& actio
   cmd->add_flag("--force", args->force, "Overwrite an existing output file");
   cmd->add_option("--progress-interval", args->progress_interval,
                   "Seconds between progress lines (--quiet turns them off)")
+      ->check(positive_seconds())
       ->capture_default_str();
   cmd->callback([&action, &global, args] {
     action = [&global, args](const core::Comm& world) { return rerun(world, *args, global); };

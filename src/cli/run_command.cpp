@@ -86,7 +86,7 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
     if (cct >= 0) ccts[coflow.labels.type].push_back(cct);
     if (table)
       fmt::print("{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", c, coflow.name,
-                 work::coflow_type_name(coflow.labels.type), coflow.flow_count, format_bytes(bytes),
+                 work::coflow_type_name(coflow.labels.type), coflow.flow_count, format_bytes_short(bytes),
                  started ? format_time(start) : "-", done ? format_time(end) : "-",
                  cct >= 0 ? format_time(cct) : "-");
     if (!output.empty()) {
@@ -426,6 +426,7 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
                   "--set network.cell_size=64KiB --set topology.link_rate=400Gbps");
   cmd->add_option("--progress-interval", args->progress_interval,
                   "Seconds between progress lines (--quiet turns them off)")
+      ->check(positive_seconds())
       ->capture_default_str();
   cmd->callback([&action, &global, args] {
     action = [&global, args](const core::Comm& world) {

@@ -255,6 +255,7 @@ void add_sweep_command(CLI::App& app, const GlobalOptions& global, Action& actio
                   "results/<sweep file name>)");
   cmd->add_option("--progress-interval", args->progress_interval,
                   "Seconds between progress lines (--quiet turns them off)")
+      ->check(positive_seconds())
       ->capture_default_str();
   cmd->callback([&action, &global, args] {
     if (!args->list && !args->count && !args->check && !args->all && args->point.empty()) {

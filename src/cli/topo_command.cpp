@@ -34,8 +34,7 @@ constexpr const char* kStrategyHelp =
     "block; round-robin) or a partition file";
 
 int show_topology(const core::Comm& world, const TopoArgs& args) {
-  if (world.rank() != 0) return 0;
-  return run_or_abort(world, [&] {
+  return on_rank_zero(world, [&] {
     config::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
     const topo::FabricSummary s = topo::summarize(fabric);
@@ -74,8 +73,7 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
 }
 
 int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
-  if (world.rank() != 0) return 0;  // one writer, whatever the launch
-  return run_or_abort(world, [&] {
+  return on_rank_zero(world, [&] {
     core::require_new_output(args.output, args.force, "-o");
     config::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);

@@ -67,7 +67,7 @@ int traffic(const TrainingArgs& args) {
       const auto i = static_cast<std::size_t>(type);
       if (t.coflows[i] == 0) continue;
       fmt::print("  {:<6} {:>16} {:>16} {:>10}\n", work::coflow_type_name(type),
-                 format_bytes(t.network[i]), format_bytes(t.nvlink[i]), t.coflows[i]);
+                 format_bytes_short(t.network[i]), format_bytes_short(t.nvlink[i]), t.coflows[i]);
     }
   }
   return 0;
@@ -152,8 +152,7 @@ void add_training_commands(CLI::App& app, Action& action) {
   t->add_option("--set", args->overrides, "Override a config value: TABLE.KEY=VALUE (repeatable)");
   t->callback([&action, args] {
     action = [args](const core::Comm& world) {
-      if (world.rank() != 0) return 0;
-      return run_or_abort(world, [&] { return traffic(*args); });
+      return on_rank_zero(world, [&] { return traffic(*args); });
     };
   });
   CLI::App* d = app.add_subcommand(
@@ -167,8 +166,7 @@ void add_training_commands(CLI::App& app, Action& action) {
   d->add_option("--set", args->overrides, "Override a config value: TABLE.KEY=VALUE (repeatable)");
   d->callback([&action, args] {
     action = [args](const core::Comm& world) {
-      if (world.rank() != 0) return 0;
-      return run_or_abort(world, [&] { return dag(*args); });
+      return on_rank_zero(world, [&] { return dag(*args); });
     };
   });
 }

@@ -21,8 +21,7 @@ struct WorkloadArgs {
 };
 
 int check_workload(const core::Comm& world, const WorkloadArgs& args) {
-  if (world.rank() != 0) return 0;
-  return run_or_abort(world, [&] {
+  return on_rank_zero(world, [&] {
     work::Dag dag;
     work::load_workload(args.file, args.format, dag);
     const work::GpuId gpus = args.gpus > 0 ? args.gpus : dag.gpus_used();
@@ -34,7 +33,7 @@ int check_workload(const core::Comm& world, const WorkloadArgs& args) {
     fmt::print("workload {}: valid for {} GPUs\n", args.file, gpus);
     fmt::print("  compute tasks: {}\n", dag.tasks().size());
     fmt::print("  coflows:       {} ({} flows, {})\n", dag.coflows().size(), dag.flows().size(),
-               format_bytes(dag.total_bytes()));
+               format_bytes_short(dag.total_bytes()));
     constexpr std::array kTypes{work::CoflowType::kEp, work::CoflowType::kPp, work::CoflowType::kDp,
                                 work::CoflowType::kTp, work::CoflowType::kOther};
     for (const work::CoflowType type : kTypes) {
@@ -48,7 +47,7 @@ int check_workload(const core::Comm& world, const WorkloadArgs& args) {
       }
       if (count == 0) continue;
       fmt::print("    {:<5} {} coflows, {} flows, {}\n", work::coflow_type_name(type), count, flows,
-                 format_bytes(bytes));
+                 format_bytes_short(bytes));
     }
     return 0;
   });

@@ -1,5 +1,8 @@
 #include "shoal/core/units.hpp"
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
 #include <cmath>
 #include <optional>
@@ -267,6 +270,23 @@ std::string format_bytes(Bytes b) {
   std::string binary = format_in(b, kBinary, "B");
   std::string decimal = format_in(b, kDecimal, "B");
   return decimal.size() < binary.size() ? decimal : binary;
+}
+
+std::string format_bytes_short(Bytes b) {
+  std::string exact = format_bytes(b);
+  const std::size_t digits = static_cast<std::size_t>(
+      std::count_if(exact.begin(), exact.end(), [](char c) { return c >= '0' && c <= '9'; }));
+  if (digits <= 4) return exact;
+  if (b < 0) return std::string(1, '-').append(format_bytes_short(-b));
+  constexpr std::array kDecimal{"B", "kB", "MB", "GB", "TB", "PB"};
+  double value = static_cast<double>(b);
+  std::size_t unit = 0;
+  while (value >= 999.95 && unit + 1 < kDecimal.size()) {
+    value /= 1000.0;
+    ++unit;
+  }
+  const int decimals = value >= 100 ? 1 : value >= 10 ? 2 : 3;
+  return fmt::format("{:.{}f} {}", value, unit == 0 ? 0 : decimals, kDecimal[unit]);
 }
 
 std::string format_rate(BitsPerSecond r) {

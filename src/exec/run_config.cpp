@@ -102,6 +102,7 @@ std::string read_run_table(config::ConfigFile& config, const topo::Fabric& fabri
   constexpr std::string_view r = "run";
   engine.seed = static_cast<std::uint64_t>(config.integer(r, "seed").value_or(1));
   engine.end_time = config.time(r, "end").value_or(kTimeInfinity);
+  if (engine.end_time <= 0) throw Error(prefix + "run.end must be positive (or absent: no end)");
   // The same run in either order (core::EventOrder); "auto" picks the one
   // that is faster for the fabric and cell size (Network::event_order_for).
   const std::string order = config.string(r, "event_order").value_or("auto");

@@ -244,6 +244,20 @@ expect_error partition-is-a-folder "partition file $dir/a-folder: is a directory
   run2 bench phold --entities 1000 --partition "$dir/a-folder"
 expect_error output-is-a-folder "-o $dir/a-folder: is a directory" run1 partition phold --entities 1000 --blocks 4 --ranks 2 -o "$dir/a-folder"
 
+expect_error run-end-zero "config $src/configs/examples/figure-a.toml: run.end must be positive" \
+  run1 run "$src/configs/examples/figure-a.toml" --set run.end=0s
+expect_error unknown-subcommand 'unknown subcommand "frobnicate"' run1 frobnicate
+expect_error progress-interval-zero "--progress-interval: must be a positive number of seconds, not 0" \
+  run1 run "$src/configs/examples/figure-a.toml" --progress-interval 0
+printf '[[task]]\nname = 3\n' >"$dir/bad-task.toml"
+expect_error workload-check-2-ranks "workload $dir/bad-task.toml, line 2: task #1: 'name' must be a string" \
+  run2 workload check "$dir/bad-task.toml"
+if run2 workload check "$dir/bad-task.toml" 2>&1 | grep -q MPI_ABORT; then
+  echo "FAIL workload check under mpirun: an MPI_ABORT banner"; failed=$((failed + 1))
+else
+  echo "ok   workload check under mpirun: one line, no MPI_ABORT banner"; passed=$((passed + 1))
+fi
+
 expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
 expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2
 

@@ -16,6 +16,11 @@ bool setup_everywhere(const core::Comm& comm, const std::function<void()>& setup
 /// Runs `body`; an exception prints one line and ends every rank with exit code 1.
 int run_or_abort(const core::Comm& comm, const std::function<int()>& body);
 
+/// Runs `body` on rank 0 only (a command with one writer, whatever the
+/// launch); every rank returns its exit code, so an error is one line and no
+/// MPI_ABORT banner.
+int on_rank_zero(const core::Comm& comm, const std::function<int()>& body);
+
 /// The one-line error format: "shoal: error: MESSAGE".
 void print_error(const std::string& message);
 

@@ -41,6 +41,9 @@ BitsPerSecond parse_rate(std::string_view text);
 std::string format_time(Time t);
 std::string format_bytes(Bytes b);
 std::string format_rate(BitsPerSecond r);
+/// For tables people read: format_bytes where it has at most 4 significant
+/// digits, else rounded to 4 in decimal units ("1.921 GB", not "1.920831744 GB").
+std::string format_bytes_short(Bytes b);
 
 /// Time to serialize `bytes` at `rate`, rounded up to a whole picosecond.
 Time transmit_time(Bytes bytes, BitsPerSecond rate);

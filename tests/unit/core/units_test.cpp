@@ -277,6 +277,14 @@ TEST(FormatBytes, ShorterOfBinaryAndDecimal) {
   EXPECT_EQ(format_bytes(7), "7 B");
   EXPECT_EQ(format_bytes(0), "0 B");
   EXPECT_EQ(format_bytes(-2'048), "-2 KiB");
+  // Tables people read: exact up to 4 significant digits, else rounded to 4.
+  EXPECT_EQ(format_bytes_short(33'554'432), "32 MiB");
+  EXPECT_EQ(format_bytes_short(1'536), "1.5 KiB");
+  EXPECT_EQ(format_bytes_short(1'920'831'744), "1.921 GB");
+  EXPECT_EQ(format_bytes_short(105'334'747'410), "105.3 GB");
+  EXPECT_EQ(format_bytes_short(12'345), "12.35 kB");
+  EXPECT_EQ(format_bytes_short(999'999), "1.000 MB");
+  EXPECT_EQ(format_bytes_short(-1'920'831'744), "-1.921 GB");
 }
 
 // 32 MB is a whole number of KiB (31250) but not of MiB: "binary when exact" must not
