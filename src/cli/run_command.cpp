@@ -86,9 +86,9 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
     if (cct >= 0) ccts[coflow.labels.type].push_back(cct);
     if (table)
       fmt::print("{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", c, coflow.name,
-                 work::coflow_type_name(coflow.labels.type), coflow.flow_count, format_bytes_short(bytes),
-                 started ? format_time(start) : "-", done ? format_time(end) : "-",
-                 cct >= 0 ? format_time(cct) : "-");
+                 work::coflow_type_name(coflow.labels.type), coflow.flow_count,
+                 format_bytes_short(bytes), started ? format_time(start) : "-",
+                 done ? format_time(end) : "-", cct >= 0 ? format_time(cct) : "-");
     if (!output.empty()) {
       const auto& l = coflow.labels;
       csv << c << ',' << coflow.name << ',' << work::coflow_type_name(l.type) << ',' << l.job << ','
