@@ -40,11 +40,16 @@ FWD, BWD, OPT = 1, 2, 3
 
 def make_run(path, gpus=8, rate_bps=400_000_000_000, policy="hermod", seed=1, iterations=2,
              micro_batches=2, layers=2, with_flows=True, with_iterations=True, completed=True,
-             unfinished_coflow=False, with_coflows=True):
+             unfinished_coflow=False, with_coflows=True, killed=False):
     """Writes one synthetic run. Timeline per GPU and iteration: for each
     micro-batch and layer a forward task, an EP all-to-all in its group of 4
     GPUs, then backward tasks; a DP all-reduce coflow at the end of the
-    iteration; the optimizer step after it. Times are in picoseconds."""
+    iteration; the optimizer step after it. Times are in picoseconds.
+
+    `killed` writes what a killed run leaves in OUT.h5.partial: the /flows and
+    /compute rows that ended before the kill (halfway through), and no rows in
+    the tables written at the end (/coflows, /iterations, /links), nor /meta
+    attributes."""
     rng = np.random.default_rng(seed)
     scale = 400_000_000_000 / rate_bps  # faster links, shorter transfers
     compute, coflows, flows, iters = [], [], [], []
@@ -134,6 +139,12 @@ def make_run(path, gpus=8, rate_bps=400_000_000_000, policy="hermod", seed=1, it
                       0, 0, int(b * 8 * 1e12 / (2 * rate_bps))))
     links = np.array(links, dtype=LINK_DT)
 
+    if killed:
+        cut = int(np.median(flows["end_ps"]))
+        flows = flows[(flows["end_ps"] >= 0) & (flows["end_ps"] <= cut)]
+        compute = compute[compute["end_ps"] <= cut]
+        coflows, iters, links = coflows[:0], iters[:0], links[:0]
+
     def shuffled(a):
         return a[rng.permutation(len(a))]
 
@@ -154,21 +165,22 @@ def make_run(path, gpus=8, rate_bps=400_000_000_000, policy="hermod", seed=1, it
         f["compute"].attrs["kind_names"] = np.bytes_("other,fwd,bwd,optimizer")
         f["links"].attrs["tier_names"] = np.bytes_("nvlink,host,spine,core")
         m = f.create_group("meta")
-        m.attrs["config"] = f"# synthetic\n[policy]\nname = \"{policy}\"\n"
-        m.attrs["version"] = "0.0-test"
-        m.attrs["commit"] = "0000000"
-        m.attrs["seed"] = seed
-        m.attrs["ranks"] = 2
-        m.attrs["partition"] = "block"
-        m.attrs["cell_size"] = 4096
-        m.attrs["wall_seconds"] = 0.25
-        m.attrs["events"] = 12345
-        m.attrs["completed"] = 1 if completed else 0
-        m.attrs["policy"] = np.bytes_(policy)  # fixed-length strings, as the C++ writer does
-        m.attrs["fabric"] = np.bytes_(f"fat-tree (2-tier radix=8 gpus={gpus})")
-        m.attrs["gpus"] = gpus
-        m.attrs["link_rate_bps"] = rate_bps
-        m.attrs["workload"] = "synthetic"
+        if not killed:  # /meta attributes are written at the end
+            m.attrs["config"] = f"# synthetic\n[policy]\nname = \"{policy}\"\n"
+            m.attrs["version"] = "0.0-test"
+            m.attrs["commit"] = "0000000"
+            m.attrs["seed"] = seed
+            m.attrs["ranks"] = 2
+            m.attrs["partition"] = "block"
+            m.attrs["cell_size"] = 4096
+            m.attrs["wall_seconds"] = 0.25
+            m.attrs["events"] = 12345
+            m.attrs["completed"] = 1 if completed else 0
+            m.attrs["policy"] = np.bytes_(policy)  # fixed-length strings, as the C++ writer does
+            m.attrs["fabric"] = np.bytes_(f"fat-tree (2-tier radix=8 gpus={gpus})")
+            m.attrs["gpus"] = gpus
+            m.attrs["link_rate_bps"] = rate_bps
+            m.attrs["workload"] = "synthetic"
     if not with_flows:
         written.pop("flows")
     return written

@@ -3,7 +3,8 @@ files in the schema of docs/output.md (tests/python/synth.py writes them).
 
     python3 -m unittest discover -s tests/python -v     (or tests/python/run.sh)
 
-No network, no simulator; about 10 s on two cores (the tools run three at a time).
+No network, no simulator; about 15 s on two cores (the tools run three at a time).
+With SHOAL_BIN set, also on real runs: a finished one and two stopped ones (30 s).
 """
 
 import csv
@@ -105,6 +106,9 @@ class ToolsTest(unittest.TestCase):
             "d": synth.make_run(cls.paths["d"], gpus=8, rate_bps=800 * 10**9, policy="hermod",
                                 seed=14),
         }
+        # What a killed run leaves: flows and compute so far, no /coflows rows.
+        cls.partial = os.path.join(d, "killed.h5.partial")
+        cls.rows["killed"] = synth.make_run(cls.partial, gpus=8, seed=15, killed=True)
         cls.no_coflows = os.path.join(d, "nocoflows.h5")
         synth.make_run(cls.no_coflows, with_coflows=False)
         cls.not_hdf5 = os.path.join(d, "text.h5")
@@ -135,6 +139,10 @@ class ToolsTest(unittest.TestCase):
                                os.path.join(d, "trace-b.json")),
             "trace-c": command(TRACE, cls.paths["c"], "--gpus", cls.open_gpu, "-o",
                                os.path.join(d, "trace-c.json")),
+            "trace-partial": command(TRACE, cls.partial, "--gpus", "0,5", "-o",
+                                     os.path.join(d, "trace-partial.json")),
+            "report-partial": command(REPORT, cls.partial, "--gpus", "0", "-o",
+                                      os.path.join(d, "rep-partial")),
             "help-report": command(REPORT, "--help"),
             "help-trace": command(TRACE, "--help"),
         }
@@ -353,6 +361,42 @@ class ToolsTest(unittest.TestCase):
         e = open_ones[0]
         self.assertAlmostEqual(e["ts"] + e["dur"], phase_end / 1e6, delta=1e-6)
 
+    def test_trace_partial_file(self):
+        # A killed run's file: /flows names coflows /coflows has no row of yet.
+        # The trace draws them by id and says, in one line, what was missing.
+        rows = self.rows["killed"]
+        self.assertEqual(len(rows["coflows"]), 0)
+        res = self.res["trace-partial"]
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(len(res.stderr.strip().splitlines()), 1, res.stderr)
+        self.assertIn("/coflows", res.stderr)
+        self.assertIn(".partial", res.stderr)
+        with open(os.path.join(self.tmp, "trace-partial.json")) as r:
+            trace = json.load(r)
+        self.check_trace_shape(trace, [0, 5])
+        fl = rows["flows"]
+        for g in (0, 5):
+            with self.subTest(gpu=g):
+                self.assertEqual([s[:3] for s in self.slices(trace, g + 1, True)],
+                                 self.expected_compute(rows, g))
+                mine = fl[(fl["src_gpu"] == g) | (fl["dst_gpu"] == g)]
+                want = sorted((f"coflow {c}", int(mine["start_ps"][mine["coflow"] == c].min()),
+                               int(mine["end_ps"][mine["coflow"] == c].max()))
+                              for c in set(int(c) for c in mine["coflow"]))
+                self.assertTrue(want)
+                self.assertEqual([s[:3] for s in self.slices(trace, g + 1, False)], want)
+        self.assertIn("unfinished", trace["otherData"])
+
+    def test_report_partial_file(self):
+        res = self.res["report-partial"]
+        self.assertEqual(res.returncode, 0, res.stderr)
+        line = next(l for l in res.stdout.splitlines() if l.startswith("killed.h5.partial"))
+        self.assertIn("NO", line)
+        self.assertIn("- (unfinished)", line)  # the kill time is no iteration time
+        self.assertIn("tables without rows: /coflows", res.stdout)
+        path = os.path.join(self.tmp, "rep-partial", "timeline_killed-partial.png")
+        self.assertGreater(os.path.getsize(path), 1000)
+
     # ------------------------------------------------------------ errors
 
     def test_errors_are_one_line(self):
@@ -447,6 +491,82 @@ class RealRunTest(unittest.TestCase):
         ToolsTest.check_trace_shape(self, trace, [0, 1, 2, 3])
         names = {e["name"].split()[0] for e in trace["traceEvents"] if e["ph"] == "X"}
         self.assertTrue({"fwd", "bwd", "EP", "DP"} <= names, names)
+
+
+@unittest.skipUnless(os.environ.get("SHOAL_BIN"),
+                     "set SHOAL_BIN=build/shoal to test on real unfinished output files")
+class StoppedRunTest(unittest.TestCase):
+    """The tools on real unfinished files (docs/output.md): a run stopped by
+    SIGTERM (OUT.h5 with completed = 0) and one killed by SIGKILL (only
+    OUT.h5.partial, with the /flows and /compute rows flushed so far)."""
+
+    @classmethod
+    def setUpClass(cls):
+        import signal
+        import time
+        cls.tmp = tempfile.mkdtemp(prefix="shoal-tools-stopped-")
+        config = os.path.join(ROOT, "configs", "examples", "qwen-64.toml")
+        cls.files = {}
+        for sig, name in ((signal.SIGTERM, "stopped"), (signal.SIGKILL, "killed")):
+            out = os.path.join(cls.tmp, f"{name}.h5")
+            # 8,192 tokens a micro-batch: a minute of work, so no machine
+            # finishes it before the signal (as tests/cli/hdf5_output.sh).
+            p = subprocess.Popen([os.environ["SHOAL_BIN"], "run", config, "--set",
+                                  "job.micro_batch_tokens=8192", "--quiet", "-o", out],
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            deadline = time.monotonic() + 60
+            while (not os.path.exists(out + ".partial") and p.poll() is None
+                   and time.monotonic() < deadline):
+                time.sleep(0.1)
+            # 3 s of running: past the first flush of /flows rows (every 4 M events).
+            time.sleep(3)
+            p.send_signal(sig)
+            _, err = p.communicate(timeout=120)
+            cls.files[name] = out if sig == signal.SIGTERM else out + ".partial"
+            if not os.path.exists(cls.files[name]):
+                raise RuntimeError(f"shoal run left no {cls.files[name]}: {err[-2000:]}")
+        cls.res = run_all({
+            f"trace-{k}": command(TRACE, path, "--gpus", "0-1", "-o",
+                                  os.path.join(cls.tmp, f"trace-{k}.json"))
+            for k, path in cls.files.items()} | {
+            "report": command(REPORT, cls.files["stopped"], cls.files["killed"], "--gpus", "0",
+                              "-o", os.path.join(cls.tmp, "report"))})
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def trace(self, name):
+        res = self.res[f"trace-{name}"]
+        self.assertEqual(res.returncode, 0, res.stderr)
+        self.assertEqual(len(res.stderr.strip().splitlines()), 1, res.stderr)  # the note
+        with open(os.path.join(self.tmp, f"trace-{name}.json")) as r:
+            trace = json.load(r)
+        ToolsTest.check_trace_shape(self, trace, [0, 1])
+        return res, [e for e in trace["traceEvents"] if e["ph"] == "X"]
+
+    def test_trace_of_killed_run(self):
+        res, slices = self.trace("killed")
+        self.assertIn("/coflows", res.stderr)
+        cats = {e["cat"] for e in slices}
+        self.assertEqual(cats, {"compute", "coflow"}, cats)
+        self.assertTrue(all(e["name"].startswith("coflow ") for e in slices
+                            if e["cat"] == "coflow"))
+
+    def test_trace_of_stopped_run(self):
+        res, slices = self.trace("stopped")
+        self.assertIn("completed = 0", res.stderr)
+        names = {e["name"].split()[0] for e in slices}
+        self.assertTrue({"fwd", "EP"} <= names, names)
+
+    def test_report_of_unfinished_runs(self):
+        res = self.res["report"]
+        self.assertEqual(res.returncode, 0, res.stderr)
+        for name in ("stopped.h5", "killed.h5.partial"):
+            line = next(l for l in res.stdout.splitlines() if l.startswith(name))
+            self.assertIn(" NO ", line)
+        for plot in ("timeline_stopped.png", "timeline_killed-partial.png"):
+            self.assertGreater(os.path.getsize(os.path.join(self.tmp, "report", plot)), 1000)
 
 
 if __name__ == "__main__":
