@@ -233,6 +233,14 @@ def phase_end_ps(f):
     return max([0] + ends)
 
 
+def last_time_ps(f):
+    """The latest start or end of a compute task, flow or coflow in the file:
+    where a stopped run had got to, short of any events after it (0: none)."""
+    times = [column_max(f, name, column) for name in ("compute", "flows", "coflows")
+             for column in ("start_ps", "end_ps")]
+    return max([0] + [t for t in times if t is not None])
+
+
 def missing_tables(f):
     """The end-of-run tables a file lacks or holds no rows of (a .partial file:
     only /flows and /compute are written as the run goes), e.g.

@@ -25,34 +25,107 @@ def time_axis(max_ps):
     return 1e3, "ns"
 
 
-def save(fig, path, written):
-    fig.savefig(path, dpi=100, bbox_inches="tight")
+def save(fig, path, written, title=None):
+    """Writes a PNG; `title` goes into its Title text chunk too, where scripts
+    (and the tests) can read what the plot says without looking at it."""
+    fig.savefig(path, dpi=100, bbox_inches="tight",
+                metadata={"Title": title} if title else None)
     import matplotlib.pyplot as plt
     plt.close(fig)
     written.append(path)
 
 
+HEATMAP_COLUMNS = 1200  # at most this many time columns: about a pixel each
+
+
+def link_label(row, tier_names):
+    """'link 129: 72→0 host' from a /links row (id, src, dst, tier): node ids,
+    as the bars of plot_links name them."""
+    return (f"link {int(row['id'])}: {int(row['src'])}→{int(row['dst'])} "
+            f"{sh.name_of(tier_names, row['tier'], 'tier ')}")
+
+
+def link_util_matrix(util, ends=None, tier_names=sh.TIER_NAMES, top=20,
+                     max_columns=HEATMAP_COLUMNS):
+    """The heat map of /link_util: (matrix, labels, link ids, k). Row r is
+    link ids[r], the `top` links that sent the most bytes in /link_util first
+    (ties by id); column c the mean utilisation of bins c*k ... c*k+k-1 from
+    t = 0, where k is the fewest bins per column that keeps `max_columns`
+    columns or fewer. Averaging keeps the scale (0..1 stays 0..1) and every
+    bin's bytes counted, where drawing one column per bin would drop bins
+    narrower than a pixel, peaks included. A bin missing from the table is 0;
+    the last column averages only the bins there are. `ends` (a frame of
+    /links id, src, dst, tier) names the links; without it, 'link ID'."""
+    sent = util.groupby("link")["bytes"].sum()
+    order = sorted(sent.index, key=lambda i: (-int(sent[i]), int(i)))[:max(1, top)]
+    ids = np.asarray(order, dtype=np.int64)
+    bins = int(util["bin"].max()) + 1
+    row_of = {int(i): r for r, i in enumerate(ids)}
+    mine = util[util["link"].isin(ids)]
+    full = np.zeros((len(ids), bins))
+    np.add.at(full, (mine["link"].map(row_of).to_numpy(), mine["bin"].to_numpy(np.int64)),
+              mine["utilization"].to_numpy(float))
+    k = max(1, -(-bins // max(1, max_columns)))
+    columns = -(-bins // k)
+    padded = np.full((len(ids), columns * k), np.nan)
+    padded[:, :bins] = full
+    matrix = np.nanmean(padded.reshape(len(ids), columns, k), axis=2)
+    names = {}
+    if ends is not None and len(ends):
+        names = {int(r["id"]): link_label(r, tier_names) for r in ends.to_dict("records")}
+    labels = [names.get(int(i), f"link {int(i)}") for i in ids]
+    return matrix, labels, ids, k
+
+
 def plot_link_util_over_time(plt, run, label, tag, out, written, notes):
-    """/link_util: utilisation of the busiest links per time bin, a line per link."""
+    """/link_util as a heat map: a row per link (the busiest on top), a column
+    per time bin, colour the bin's utilisation. A stopped run ends with a
+    hatched 'not simulated' strip after a red line at the stop."""
+    name = f"link_util_time_{tag}.png"
     util = run.get("link_util")
     if util is None:
-        notes.append(f"link_util_time_{tag}.png: skipped (no /link_util rows)")
+        why = " (a .partial file: they are written at the end)" \
+            if run.get("stopped") and "/link_util" in run.get("empty_tables", []) else ""
+        notes.append(f"{name}: skipped (no /link_util rows{why})")
         return
-    fig, ax = plt.subplots(figsize=(8, 4.4))
-    for link, rows in util.sort_values(["link", "bin"]).groupby("link"):
-        ax.plot(rows["start_ps"] / 1e9, rows["utilization"], linewidth=1, label=f"link {link}")
-    bin_ps = run.get("link_util_bin_ps", 0)
-    ax.set_xlabel("time (ms)")
-    ax.set_ylabel(f"utilisation per {sh.fmt_time(bin_ps) if bin_ps else 'bin'}")
-    ax.set_title(f"busiest links over time: {label}")
-    ax.set_ylim(bottom=0)
-    if util["link"].nunique() <= 10:
-        ax.legend(fontsize=7)
-    fig.tight_layout()
-    path = os.path.join(out, f"link_util_time_{tag}.png")
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
-    written.append(path)
+    bin_ps = run.get("link_util_bin_ps") or 0
+    matrix, labels, ids, k = link_util_matrix(util, run.get("link_ends"), run["tier_names"],
+                                              run.get("top", 20))
+    width_ps = (bin_ps or 1) * k
+    data_end = matrix.shape[1] * width_ps
+    stop = run.get("stopped_at_ps") if run.get("stopped") else None
+    span = max(data_end, stop or 0)
+    scale, unit = time_axis(span)
+    fig, ax = plt.subplots(figsize=(10, 0.24 * len(ids) + 1.8))
+    hot = float(np.nanmax(matrix)) if matrix.size else 0.0
+    image = ax.imshow(matrix, aspect="auto", interpolation="nearest", cmap="viridis",
+                      vmin=0.0, vmax=1.0, extent=(0, data_end / scale, len(ids) - 0.5, -0.5))
+    bar = fig.colorbar(image, ax=ax, pad=0.01, fraction=0.04,
+                       extend="max" if hot > 1.0 + 1e-9 else "neither")
+    bar.set_label("utilisation", fontsize=8)
+    ax.set_yticks(range(len(ids)))
+    ax.set_yticklabels(labels, fontsize=7)
+    per = sh.fmt_time(bin_ps) if bin_ps else "bin"
+    ax.set_xlabel(f"time ({unit}); a column per {per} bin" if k == 1 else
+                  f"time ({unit}); a column is the mean of {k} bins of {per}")
+    title = f"{label}: utilisation of the {len(ids)} busiest links over time"
+    if run.get("stopped"):
+        if stop is not None:
+            why = "completed = 0" if "completed" in run["meta"] else ".partial file"
+            title += f"; STOPPED at {sh.fmt_time(stop)} ({why})"
+            # Some room past the data, hatched, so the line is not the frame.
+            # The stop lies in the last bin (bins are written up to it).
+            right = span * 1.04 / scale
+            ax.axvspan(span / scale, right, facecolor="white", edgecolor="#999999",
+                       hatch="//", linewidth=0)
+            ax.axvline(stop / scale, color="#d62728", linestyle="--", linewidth=1.5)
+            ax.text(stop / scale, -0.5, " stopped", color="#d62728", fontsize=8,
+                    ha="left", va="bottom")
+            ax.set_xlim(0, right)
+        else:
+            title += f"; {run['stopped']}"
+    ax.set_title(title, fontsize=10, pad=14 if stop is not None else 6)
+    save(fig, os.path.join(out, name), written, title=title)
 
 
 def plot_links(plt, run, label, tag, out, written, notes):

@@ -81,6 +81,38 @@ def expect_summary(rows):
     return out
 
 
+def png_text(path):
+    """The text chunks of a PNG ({keyword: text}): the tools put a plot's
+    title there (shoal_plots.save), so a test can read what it says."""
+    import struct
+    import zlib
+    with open(path, "rb") as r:
+        data = r.read()
+    out, pos = {}, 8
+    while pos + 8 <= len(data):
+        n, kind = struct.unpack(">I4s", data[pos:pos + 8])
+        body = data[pos + 8:pos + 8 + n]
+        if kind == b"tEXt":
+            key, text = body.split(b"\0", 1)
+            out[key.decode("latin-1")] = text.decode("latin-1")
+        elif kind == b"iTXt":
+            key, rest = body.split(b"\0", 1)
+            packed, rest = rest[0], rest[2:]
+            text = rest.split(b"\0", 2)[2]
+            out[key.decode("latin-1")] = (zlib.decompress(text) if packed else text).decode()
+        pos += 12 + n
+    return out
+
+
+def tools_module(name):
+    """A module of tools/ (shoal_h5, shoal_plots), imported without bytecode."""
+    sys.dont_write_bytecode = True
+    path = os.path.join(ROOT, "tools")
+    if path not in sys.path:
+        sys.path.insert(0, path)
+    return __import__(name)
+
+
 def perfetto_ns(us):
     """What Perfetto's JSON importer makes of a microsecond float."""
     return int(us * 1000.0)
@@ -245,6 +277,56 @@ class ToolsTest(unittest.TestCase):
         self.assertIn("iteration_vs_rate.png: skipped", self.report.stdout)
         self.assertIn("timeline_b.png: b.h5 has no /flows", self.report.stdout)
 
+    def test_link_util_heat_map(self):
+        # A heat map per file (links x time bins); the stopped run c is marked
+        # in its title, the finished a is not.
+        self.assertEqual(self.report.returncode, 0, self.report.stderr)
+        titles = {}
+        for k in ("a", "c"):
+            path = os.path.join(self.out, f"link_util_time_{k}.png")
+            self.assertGreater(os.path.getsize(path), 1000)
+            titles[k] = png_text(path).get("Title", "")
+        self.assertIn("8 busiest links over time", titles["a"])
+        self.assertNotIn("STOPPED", titles["a"])
+        util = self.rows["c"]["link_util"]
+        self.assertIn("STOPPED at", titles["c"])
+        self.assertIn("(completed = 0)", titles["c"])
+        # The stop shown is the latest time the file knows, at least the
+        # last /link_util bin's start.
+        self.assertGreaterEqual(shoal_time(titles["c"].split("STOPPED at ")[1].split(" (")[0]),
+                                int(util["start_ps"].max()) * (1 - 1e-3))
+
+    def test_link_util_matrix(self):
+        plots = tools_module("shoal_plots")
+        import pandas as pd
+        rows = self.rows["a"]
+        util, links = pd.DataFrame(rows["link_util"]), pd.DataFrame(rows["links"])
+        bins = int(util["bin"].max()) + 1
+        matrix, labels, ids, k = plots.link_util_matrix(util, links, top=20)
+        self.assertEqual(k, 1)
+        self.assertEqual(matrix.shape, (8, bins))  # the 8 GPU uplinks of synth
+        self.assertLessEqual(float(matrix.max()), 1.0 + 1e-9)
+        self.assertGreater(float(matrix.max()), 0.5)
+        sent = util.groupby("link")["bytes"].sum()
+        self.assertEqual(list(ids), sorted(sent.index, key=lambda i: (-sent[i], i)))
+        ends = {int(r["id"]): r for r in rows["links"]}
+        for i, lab in zip(ids, labels):
+            e = ends[int(i)]
+            self.assertEqual(lab, f"link {i}: {e['src']}→{e['dst']} host")
+        for r in util.itertuples():
+            self.assertAlmostEqual(matrix[list(ids).index(r.link), r.bin], r.utilization)
+        # Fewer columns than bins: means of k bins, every bin counted once.
+        few, _, _, k = plots.link_util_matrix(util, links, top=3, max_columns=10)
+        self.assertEqual(k, -(-bins // 10))
+        self.assertEqual(few.shape, (3, -(-bins // k)))
+        self.assertLessEqual(float(few.max()), 1.0 + 1e-9)
+        counts = np.full(few.shape[1], k)
+        counts[-1] = bins - k * (few.shape[1] - 1)
+        self.assertTrue(np.allclose((few * counts).sum(axis=1), matrix[:3].sum(axis=1)))
+        # Without /links: ids only.
+        _, labels, _, _ = plots.link_util_matrix(util, None, top=2)
+        self.assertEqual(labels, [f"link {i}" for i in ids[:2]])
+
     def test_rate_sweep_and_default_folder(self):
         res = self.res["report-rates"]
         self.assertEqual(res.returncode, 0, res.stderr)
@@ -394,6 +476,8 @@ class ToolsTest(unittest.TestCase):
         self.assertIn("NO", line)
         self.assertIn("- (unfinished)", line)  # the kill time is no iteration time
         self.assertIn("tables without rows: /coflows", res.stdout)
+        self.assertIn("link_util_time_killed-partial.png: skipped (no /link_util rows (a .partial",
+                      res.stdout)
         path = os.path.join(self.tmp, "rep-partial", "timeline_killed-partial.png")
         self.assertGreater(os.path.getsize(path), 1000)
 
@@ -480,8 +564,22 @@ class RealRunTest(unittest.TestCase):
         if self.iterations:
             self.assertAlmostEqual(float(row["iter_time_ps_job0"]), np.mean(self.iterations),
                                    delta=1)
-        for name in ("cct_cdf_EP.png", "link_util_qwen.png", "timeline_qwen.png"):
+        for name in ("cct_cdf_EP.png", "link_util_qwen.png", "link_util_time_qwen.png",
+                     "timeline_qwen.png"):
             self.assertGreater(os.path.getsize(os.path.join(self.out, name)), 1000)
+
+    def test_link_util_matrix_of_real_run(self):
+        # Real bins split a cell over the bins it spans: none above the line rate.
+        import h5py
+        import pandas as pd
+        plots = tools_module("shoal_plots")
+        with h5py.File(self.h5, "r") as f:
+            util, links = pd.DataFrame(f["link_util"][:]), pd.DataFrame(f["links"][:])
+        matrix, labels, ids, k = plots.link_util_matrix(util, links, top=20)
+        self.assertEqual(matrix.shape[0], min(20, util["link"].nunique()))
+        self.assertEqual(matrix.shape[1], -(-(int(util["bin"].max()) + 1) // k))
+        self.assertLessEqual(float(matrix.max()), 1.0 + 1e-9)
+        self.assertTrue(all(lab.startswith(f"link {i}: ") for i, lab in zip(ids, labels)))
 
     def test_trace_of_real_run(self):
         res = self.res["trace"]
@@ -565,8 +663,11 @@ class StoppedRunTest(unittest.TestCase):
         for name in ("stopped.h5", "killed.h5.partial"):
             line = next(l for l in res.stdout.splitlines() if l.startswith(name))
             self.assertIn(" NO ", line)
-        for plot in ("timeline_stopped.png", "timeline_killed-partial.png"):
+        for plot in ("timeline_stopped.png", "timeline_killed-partial.png",
+                     "link_util_time_stopped.png"):
             self.assertGreater(os.path.getsize(os.path.join(self.tmp, "report", plot)), 1000)
+        title = png_text(os.path.join(self.tmp, "report", "link_util_time_stopped.png"))["Title"]
+        self.assertIn("STOPPED at", title)
 
 
 if __name__ == "__main__":
