@@ -327,6 +327,33 @@ class ToolsTest(unittest.TestCase):
         _, labels, _, _ = plots.link_util_matrix(util, None, top=2)
         self.assertEqual(labels, [f"link {i}" for i in ids[:2]])
 
+    def test_iteration_by_policy_legend_clear(self):
+        # The legend sits outside every panel, where it cannot cover a bar.
+        from importlib.machinery import SourceFileLoader
+        from importlib.util import module_from_spec, spec_from_loader
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+        tools_module("shoal_h5")
+        loader = SourceFileLoader("shoal_report", REPORT)  # no .py: a spec by hand
+        report = module_from_spec(spec_from_loader("shoal_report", loader))
+        loader.exec_module(report)
+        figures = []
+        report.save = lambda fig, path, written, title=None: figures.append(fig)
+        runs = [{"meta": {"gpus": g, "link_rate_bps": 4 * 10**11, "policy": p},
+                 "iter_time_ps": 10**9 * (1 + 0.01 * k), "exposed_comm_mean_ps": 3 * 10**8}
+                for g in (8, 16) for k, p in enumerate(("fair", "lina", "ep-pp-first", "hermod"))]
+        report.plot_iteration_by_policy(plt, runs, self.tmp, [], [])
+        self.assertEqual(len(figures), 1)
+        fig = figures[0]
+        fig.canvas.draw()
+        legends = fig.legends + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
+        self.assertEqual(len(legends), 1)
+        box = legends[0].get_window_extent()
+        for ax in fig.axes:
+            self.assertFalse(box.overlaps(ax.get_window_extent()), ax.get_title())
+        plt.close(fig)
+
     def test_rate_sweep_and_default_folder(self):
         res = self.res["report-rates"]
         self.assertEqual(res.returncode, 0, res.stderr)
