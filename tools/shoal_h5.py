@@ -54,6 +54,8 @@ TYPE_NAMES = ["EP", "PP", "DP", "TP", "OTHER"]
 KIND_NAMES = ["other", "fwd", "bwd", "optimizer"]
 TIER_NAMES = ["nvlink", "host", "spine", "core"]
 
+NO_LABEL = -1  # a coflow's labels when /coflows lacks its row (a .partial file)
+
 CHUNK_ROWS = 1 << 21  # rows read at a time from big tables
 
 COFLOW_COLUMNS = ["id", "job", "iteration", "micro_batch", "layer", "stage", "type", "key",
@@ -222,10 +224,44 @@ def column_max(f, name, column, chunk=CHUNK_ROWS):
 
 def phase_end_ps(f):
     """The phase end: the last compute or coflow end (unfinished ones, -1, do not
-    count); 0 when nothing finished."""
-    ends = [column_max(f, "compute", "end_ps"), column_max(f, "coflows", "end_ps")]
-    ends = [e for e in ends if e is not None]
+    count); 0 when nothing finished. A .partial file has no /coflows rows (they
+    are written at the end), so there the last flow end stands in for them."""
+    cof = column_max(f, "coflows", "end_ps")
+    if cof is None:
+        cof = column_max(f, "flows", "end_ps")
+    ends = [e for e in (column_max(f, "compute", "end_ps"), cof) if e is not None]
     return max([0] + ends)
+
+
+def last_time_ps(f):
+    """The latest start or end of a compute task, flow or coflow in the file:
+    where a stopped run had got to, short of any events after it (0: none)."""
+    times = [column_max(f, name, column) for name in ("compute", "flows", "coflows")
+             for column in ("start_ps", "end_ps")]
+    return max([0] + [t for t in times if t is not None])
+
+
+def missing_tables(f):
+    """The end-of-run tables a file lacks or holds no rows of (a .partial file:
+    only /flows and /compute are written as the run goes), e.g.
+    ['/coflows', '/links']; /flows off by [output] flows = false is not counted."""
+    out = []
+    for name in ("coflows", "iterations", "links", "link_util"):
+        ds = dataset(f, name)
+        if ds is None or not ds.shape or ds.shape[0] == 0:
+            out.append(f"/{name}")
+    return out
+
+
+def stopped(path, meta):
+    """Why a file holds an unfinished run, or None for a finished one: /meta
+    completed = 0 (stopped by a signal), or a .partial name without it (the run
+    was killed, failed, or is still going)."""
+    if "completed" in meta:
+        return None if meta["completed"] else "stopped early (completed = 0)"
+    if str(path).endswith(".partial"):
+        return "unfinished (.partial: killed, failed or still running)"
+    return None
 
 
 def nearest_rank(values, q):
@@ -288,7 +324,8 @@ def gpu_coflows(f, gpus):
     first flow start and last flow end on that GPU, the flows and bytes there,
     and the coflow's labels from /coflows. end_ps is -1 when one of its flows
     on the GPU never finished. Sorted by (gpu, start_ps, coflow). None when
-    /flows is absent."""
+    /flows is absent. Coflows that /coflows lacks (a .partial file) have
+    NO_LABEL in every label column; unlabelled() counts them."""
     if dataset(f, "flows") is None:
         return None
     wanted = np.asarray(sorted(gpus), dtype=np.int64)
@@ -320,14 +357,20 @@ def gpu_coflows(f, gpus):
     labels["coflow"] = labels["coflow"].astype("int64")
     labels = labels.drop_duplicates("coflow")
     out = out.merge(labels, on="coflow", how="left")
-    missing = out["type"].isna()
-    if missing.any():
-        raise ShoalError(f"{f.filename}: /flows names coflow {int(out['coflow'][missing].iloc[0])}"
-                         " that /coflows lacks")
+    # A file whose run was killed or failed (OUT.h5.partial) has the flows
+    # flushed so far but no /coflows rows, which are written at the end: keep
+    # its coflows, with every label NO_LABEL, rather than show nothing.
     for c in ["job", "iteration", "micro_batch", "layer", "stage", "type", "key", "class",
               "coflow_bytes"]:
-        out[c] = out[c].astype("int64")
+        out[c] = out[c].fillna(NO_LABEL).astype("int64")
     return out.sort_values(["gpu", "start_ps", "coflow"], kind="mergesort").reset_index(drop=True)
+
+
+def unlabelled(comm):
+    """How many distinct coflows of a gpu_coflows() frame /coflows lacks."""
+    if comm is None or comm.empty:
+        return 0
+    return int(comm.loc[comm["type"] == NO_LABEL, "coflow"].nunique())
 
 
 def assign_lanes(starts, ends):

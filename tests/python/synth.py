@@ -33,18 +33,46 @@ ITER_DT = np.dtype([("job", "<u4"), ("iteration", "<u4"), ("start_ps", "<i8"), (
 LINK_DT = np.dtype([("id", "<u4"), ("src", "<u4"), ("dst", "<u4"), ("tier", "u1"),
                     ("rate_bps", "<i8"), ("bytes", "<i8")]
                    + [(f"bytes_c{c}", "<i8") for c in range(8)] + [("busy_ps", "<i8")])
+UTIL_DT = np.dtype([("link", "<u4"), ("bin", "<u4"), ("start_ps", "<i8"), ("bytes", "<i8"),
+                    ("utilization", "<f8")])
+UTIL_BIN_PS = 1_000_000  # 1 us
 
 EP, PP, DP = 0, 1, 2
 FWD, BWD, OPT = 1, 2, 3
 
 
+def link_util(flows, gpus, rate_bps):
+    """/link_util of the GPU uplinks (link id = GPU): per 1 us bin, the share
+    of it in which a finished flow from the GPU was in flight (the link sends
+    or it does not, so overlapping flows count once), as bytes at the link
+    rate; every bin from t = 0 to the last flow end, as shoal stores them."""
+    done = flows[flows["end_ps"] >= 0]
+    bins = int(done["end_ps"].max()) // UTIL_BIN_PS + 1 if len(done) else 0
+    rows = []
+    for g in range(gpus):
+        mine = done[done["src_gpu"] == g]
+        steps = np.zeros(bins * 1000 + 1, dtype=np.int64)  # in flight, per ns
+        np.add.at(steps, mine["start_ps"] // 1000, 1)
+        np.add.at(steps, -(-mine["end_ps"] // 1000), -1)
+        share = (np.cumsum(steps)[:-1] > 0).reshape(bins, 1000).mean(axis=1)
+        for b in range(bins):
+            nbytes = int(share[b] * rate_bps * UTIL_BIN_PS / 8e12)
+            rows.append((g, b, b * UTIL_BIN_PS, nbytes, nbytes * 8e12 / (rate_bps * UTIL_BIN_PS)))
+    return np.array(rows, dtype=UTIL_DT)
+
+
 def make_run(path, gpus=8, rate_bps=400_000_000_000, policy="hermod", seed=1, iterations=2,
              micro_batches=2, layers=2, with_flows=True, with_iterations=True, completed=True,
-             unfinished_coflow=False, with_coflows=True):
+             unfinished_coflow=False, with_coflows=True, killed=False):
     """Writes one synthetic run. Timeline per GPU and iteration: for each
     micro-batch and layer a forward task, an EP all-to-all in its group of 4
     GPUs, then backward tasks; a DP all-reduce coflow at the end of the
-    iteration; the optimizer step after it. Times are in picoseconds."""
+    iteration; the optimizer step after it. Times are in picoseconds.
+
+    `killed` writes what a killed run leaves in OUT.h5.partial: the /flows and
+    /compute rows that ended before the kill (halfway through), and no rows in
+    the tables written at the end (/coflows, /iterations, /links), nor /meta
+    attributes."""
     rng = np.random.default_rng(seed)
     scale = 400_000_000_000 / rate_bps  # faster links, shorter transfers
     compute, coflows, flows, iters = [], [], [], []
@@ -133,13 +161,20 @@ def make_run(path, gpus=8, rate_bps=400_000_000_000, policy="hermod", seed=1, it
         links.append((gpus + s, gpus + gpus // 4 + s, gpus, 2, 2 * rate_bps, b, b, 0, 0, 0, 0, 0,
                       0, 0, int(b * 8 * 1e12 / (2 * rate_bps))))
     links = np.array(links, dtype=LINK_DT)
+    util = link_util(flows, gpus, rate_bps)
+
+    if killed:
+        cut = int(np.median(flows["end_ps"]))
+        flows = flows[(flows["end_ps"] >= 0) & (flows["end_ps"] <= cut)]
+        compute = compute[compute["end_ps"] <= cut]
+        coflows, iters, links, util = coflows[:0], iters[:0], links[:0], util[:0]
 
     def shuffled(a):
         return a[rng.permutation(len(a))]
 
     written = {"coflows": shuffled(coflows), "flows": shuffled(flows),
                "compute": shuffled(compute), "iterations": shuffled(iters),
-               "links": shuffled(links)}
+               "links": shuffled(links), "link_util": shuffled(util)}
     with h5py.File(path, "w") as f:
         units = "ps for *_ps columns, bytes, bits/s"
         for name, rows in written.items():
@@ -153,22 +188,24 @@ def make_run(path, gpus=8, rate_bps=400_000_000_000, policy="hermod", seed=1, it
             f["coflows"].attrs["type_names"] = np.bytes_("EP,PP,DP,TP,OTHER")
         f["compute"].attrs["kind_names"] = np.bytes_("other,fwd,bwd,optimizer")
         f["links"].attrs["tier_names"] = np.bytes_("nvlink,host,spine,core")
+        f["link_util"].attrs["bin_ps"] = UTIL_BIN_PS
         m = f.create_group("meta")
-        m.attrs["config"] = f"# synthetic\n[policy]\nname = \"{policy}\"\n"
-        m.attrs["version"] = "0.0-test"
-        m.attrs["commit"] = "0000000"
-        m.attrs["seed"] = seed
-        m.attrs["ranks"] = 2
-        m.attrs["partition"] = "block"
-        m.attrs["cell_size"] = 4096
-        m.attrs["wall_seconds"] = 0.25
-        m.attrs["events"] = 12345
-        m.attrs["completed"] = 1 if completed else 0
-        m.attrs["policy"] = np.bytes_(policy)  # fixed-length strings, as the C++ writer does
-        m.attrs["fabric"] = np.bytes_(f"fat-tree (2-tier radix=8 gpus={gpus})")
-        m.attrs["gpus"] = gpus
-        m.attrs["link_rate_bps"] = rate_bps
-        m.attrs["workload"] = "synthetic"
+        if not killed:  # /meta attributes are written at the end
+            m.attrs["config"] = f"# synthetic\n[policy]\nname = \"{policy}\"\n"
+            m.attrs["version"] = "0.0-test"
+            m.attrs["commit"] = "0000000"
+            m.attrs["seed"] = seed
+            m.attrs["ranks"] = 2
+            m.attrs["partition"] = "block"
+            m.attrs["cell_size"] = 4096
+            m.attrs["wall_seconds"] = 0.25
+            m.attrs["events"] = 12345
+            m.attrs["completed"] = 1 if completed else 0
+            m.attrs["policy"] = np.bytes_(policy)  # fixed-length strings, as the C++ writer does
+            m.attrs["fabric"] = np.bytes_(f"fat-tree (2-tier radix=8 gpus={gpus})")
+            m.attrs["gpus"] = gpus
+            m.attrs["link_rate_bps"] = rate_bps
+            m.attrs["workload"] = "synthetic"
     if not with_flows:
         written.pop("flows")
     return written
