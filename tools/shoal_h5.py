@@ -222,6 +222,17 @@ def column_max(f, name, column, chunk=CHUNK_ROWS):
     return best
 
 
+def node_names(f):
+    """{node id: name} from /nodes ('leaf 0', 'gpu 12'), or None in files
+    written before Shoal wrote /nodes."""
+    ds = dataset(f, "nodes")
+    if ds is None or not len(ds):
+        return None
+    rows = ds[:]
+    return {int(i): n.decode() if isinstance(n, bytes) else str(n)
+            for i, n in zip(rows["id"], rows["name"])}
+
+
 def phase_end_ps(f):
     """The phase end: the last compute or coflow end (unfinished ones, -1, do not
     count); 0 when nothing finished. A .partial file has no /coflows rows (they

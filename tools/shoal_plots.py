@@ -38,15 +38,23 @@ def save(fig, path, written, title=None):
 HEATMAP_COLUMNS = 1200  # at most this many time columns: about a pixel each
 
 
-def link_label(row, tier_names):
-    """'link 129: 72→0 host' from a /links row (id, src, dst, tier): node ids,
+def link_ends(src, dst, tier, tier_names, node_names=None):
+    """'leaf 0 -> spine 1' by /nodes names; '72→0 host' by node ids in files
+    written before /nodes."""
+    if node_names:
+        return f"{node_names.get(int(src), src)} -> {node_names.get(int(dst), dst)}"
+    return f"{int(src)}→{int(dst)} {sh.name_of(tier_names, tier, 'tier ')}"
+
+
+def link_label(row, tier_names, node_names=None):
+    """'link 129: leaf 0 -> spine 1' from a /links row (id, src, dst, tier),
     as the bars of plot_links name them."""
-    return (f"link {int(row['id'])}: {int(row['src'])}→{int(row['dst'])} "
-            f"{sh.name_of(tier_names, row['tier'], 'tier ')}")
+    return (f"link {int(row['id'])}: "
+            f"{link_ends(row['src'], row['dst'], row['tier'], tier_names, node_names)}")
 
 
 def link_util_matrix(util, ends=None, tier_names=sh.TIER_NAMES, top=20,
-                     max_columns=HEATMAP_COLUMNS):
+                     max_columns=HEATMAP_COLUMNS, node_names=None):
     """The heat map of /link_util: (matrix, labels, link ids, k). Row r is
     link ids[r], the `top` links that sent the most bytes in /link_util first
     (ties by id); column c the mean utilisation of bins c*k ... c*k+k-1 from
@@ -55,7 +63,8 @@ def link_util_matrix(util, ends=None, tier_names=sh.TIER_NAMES, top=20,
     bin's bytes counted, where drawing one column per bin would drop bins
     narrower than a pixel, peaks included. A bin missing from the table is 0;
     the last column averages only the bins there are. `ends` (a frame of
-    /links id, src, dst, tier) names the links; without it, 'link ID'."""
+    /links id, src, dst, tier) names the links, by `node_names` (/nodes) where
+    given; without it, 'link ID'."""
     sent = util.groupby("link")["bytes"].sum()
     order = sorted(sent.index, key=lambda i: (-int(sent[i]), int(i)))[:max(1, top)]
     ids = np.asarray(order, dtype=np.int64)
@@ -72,7 +81,8 @@ def link_util_matrix(util, ends=None, tier_names=sh.TIER_NAMES, top=20,
     matrix = np.nanmean(padded.reshape(len(ids), columns, k), axis=2)
     names = {}
     if ends is not None and len(ends):
-        names = {int(r["id"]): link_label(r, tier_names) for r in ends.to_dict("records")}
+        names = {int(r["id"]): link_label(r, tier_names, node_names)
+                 for r in ends.to_dict("records")}
     labels = [names.get(int(i), f"link {int(i)}") for i in ids]
     return matrix, labels, ids, k
 
@@ -90,7 +100,7 @@ def plot_link_util_over_time(plt, run, label, tag, out, written, notes):
         return
     bin_ps = run.get("link_util_bin_ps") or 0
     matrix, labels, ids, k = link_util_matrix(util, run.get("link_ends"), run["tier_names"],
-                                              run.get("top", 20))
+                                              run.get("top", 20), node_names=run.get("node_names"))
     width_ps = (bin_ps or 1) * k
     data_end = matrix.shape[1] * width_ps
     stop = run.get("stopped_at_ps") if run.get("stopped") else None
@@ -155,7 +165,9 @@ def plot_links(plt, run, label, tag, out, written, notes):
                    label=sh.name_of(run["tier_names"], t, "tier "))
     ax.scatter(x, links["busy_frac"], marker="_", s=300, color="black", label="busy / phase end",
                zorder=3)
-    names = [f"{int(s)}→{int(d)}\n{sh.name_of(run['tier_names'], t, 'tier ')}"
+    node_names = run.get("node_names")
+    names = [link_ends(s, d, t, run["tier_names"], node_names)
+             .replace(" -> " if node_names else " ", "\n-> " if node_names else "\n", 1)
              for s, d, t in zip(links["src"], links["dst"], links["tier"])]
     ax.set_xticks(x)
     ax.set_xticklabels(names, fontsize=7, rotation=90)

@@ -78,13 +78,21 @@ class RealRunTest(unittest.TestCase):
         import h5py
         import pandas as pd
         plots = tools_module("shoal_plots")
+        sh = tools_module("shoal_h5")
         with h5py.File(self.h5, "r") as f:
             util, links = pd.DataFrame(f["link_util"][:]), pd.DataFrame(f["links"][:])
-        matrix, labels, ids, k = plots.link_util_matrix(util, links, top=20)
+            names = sh.node_names(f)
+        matrix, labels, ids, k = plots.link_util_matrix(util, links, top=20, node_names=names)
         self.assertEqual(matrix.shape[0], min(20, util["link"].nunique()))
         self.assertEqual(matrix.shape[1], -(-(int(util["bin"].max()) + 1) // k))
         self.assertLessEqual(float(matrix.max()), 1.0 + 1e-9)
         self.assertTrue(all(lab.startswith(f"link {i}: ") for i, lab in zip(ids, labels)))
+        # Named as perturbations spell the nodes, from /nodes.
+        ends = {int(r.id): (int(r.src), int(r.dst)) for r in links.itertuples()}
+        for i, lab in zip(ids, labels):
+            src, dst = ends[int(i)]
+            self.assertEqual(lab, f"link {i}: {names[src]} -> {names[dst]}")
+        self.assertTrue(any(" -> leaf " in lab or "leaf " in lab.split(": ")[1] for lab in labels))
 
     def test_trace_of_real_run(self):
         res = self.res["trace"]
