@@ -49,10 +49,30 @@ int traffic(const TrainingArgs& args) {
         "{} tokens\n",
         job.id, job.model.name, p.gpus, p.first_gpu, p.tp, p.pp, p.ep, p.dp, p.dp / p.ep,
         p.micro_batches, p.micro_batch_tokens);
-    fmt::print(
-        "  one EP dispatch (or combine) per GPU, uniform routing: {} B ({} B to each of {} "
-        "peers)\n",
-        t.ep_dispatch_per_gpu, work::ep_pair_bytes(job), p.ep - 1);
+    const work::EpDedup dedup = job.ep_comm.dedup;
+    if (dedup == work::EpDedup::kPerExpert ||
+        (dedup == work::EpDedup::kAuto && job.model.node_limit == 0)) {
+      fmt::print(
+          "  one EP dispatch (or combine) per GPU, uniform routing: {} B ({} B to each of {} "
+          "peers)\n",
+          t.ep_dispatch_per_gpu, work::ep_pair_bytes(job), p.ep - 1);
+    } else {
+      fmt::print(
+          "  one EP dispatch per GPU, uniform routing, {}: {} B on average, network and NVLink "
+          "forwards (per expert copy: {} B to each of {} peers)\n",
+          work::describe_ep_dedup(job), t.ep_dispatch_per_gpu, work::ep_pair_bytes(job), p.ep - 1);
+    }
+    if (job.ep_comm.dtype_bytes[0] + job.ep_comm.dtype_bytes[1] + job.ep_comm.dtype_bytes[2] +
+            job.ep_comm.dtype_bytes[3] >
+        0) {
+      fmt::print(
+          "  EP bytes per token: dispatch {} B, combine {} B; backward: to the experts {} B, "
+          "back {} B (FP8 with one fp32 scale per 128 values)\n",
+          work::ep_token_bytes(job, work::EpTransfer::kDispatch),
+          work::ep_token_bytes(job, work::EpTransfer::kCombine),
+          work::ep_token_bytes(job, work::EpTransfer::kBackwardDispatch),
+          work::ep_token_bytes(job, work::EpTransfer::kBackwardCombine));
+    }
     fmt::print("  one PP send: {} B; TP per layer and pass per GPU: {} B\n", t.pp_per_send,
                t.tp_per_layer_pass);
     fmt::print("  {}\n", work::describe_schedule(job));

@@ -1,6 +1,7 @@
 #include "shoal/work/job_file.hpp"
 
 #include <algorithm>
+#include <array>
 #include <limits>
 #include <utility>
 
@@ -86,6 +87,35 @@ void read_gpu(config::ConfigFile& c, std::string_view t, GpuSpec& g) {
 void read_skew(config::ConfigFile& c, std::string_view t, SkewSpec& s) {
   s.hot_ratio = c.number(t, "hot_ratio").value_or(s.hot_ratio);
   s.zipf = c.number(t, "zipf").value_or(s.zipf);
+}
+
+/// The EP all-to-all's wire format ([moe] in a job file, or [job]).
+void read_ep_comm(config::ConfigFile& c, std::string_view t, ModelSpec& m, EpCommSpec& e) {
+  const std::string where = "config " + c.path() + ": " + std::string(t) + ".";
+  read_count(c, t, "node_limit", m.node_limit);
+  constexpr std::array<std::string_view, 4> kKeys = {"dispatch_dtype_bytes", "combine_dtype_bytes",
+                                                     "backward_dispatch_dtype_bytes",
+                                                     "backward_combine_dtype_bytes"};
+  for (std::size_t i = 0; i < kKeys.size(); ++i) {
+    read_count(c, t, kKeys[i], e.dtype_bytes[i]);
+    if (e.dtype_bytes[i] > 8) {
+      throw Error(where + std::string(kKeys[i]) + " must be 1 to 8 (1: fp8, 2: bf16)");
+    }
+  }
+  if (const auto dedup = c.string(t, "ep_dedup")) {
+    if (*dedup == "auto") {
+      e.dedup = EpDedup::kAuto;
+    } else if (*dedup == "per-expert") {
+      e.dedup = EpDedup::kPerExpert;
+    } else if (*dedup == "per-gpu") {
+      e.dedup = EpDedup::kPerGpu;
+    } else if (*dedup == "per-node") {
+      e.dedup = EpDedup::kPerNode;
+    } else {
+      throw Error(where + "ep_dedup \"" + *dedup +
+                  "\" is unknown (auto, per-expert, per-gpu or per-node)");
+    }
+  }
 }
 
 void read_schedule(config::ConfigFile& c, std::string_view t, ScheduleSpec& s) {
@@ -188,7 +218,7 @@ JobSpec read_job_file(const std::string& path) {
   read_count(c, moe, "expert_ffn", m.expert_ffn);
   read_count(c, moe, "shared_ffn", m.shared_ffn);
   read_count(c, moe, "dense_layers", m.dense_layers);
-  read_count(c, moe, "node_limit", m.node_limit);
+  read_ep_comm(c, moe, m, job.ep_comm);
   read_parallelism(c, "parallelism", job.parallel);
   read_gpu(c, "gpu", job.gpu);
   read_skew(c, "skew", job.skew);
@@ -202,6 +232,7 @@ void apply_job_overrides(config::ConfigFile& config, std::string_view table, Job
   read_gpu(config, table, job.gpu);
   read_skew(config, table, job.skew);
   read_schedule(config, table, job.schedule);
+  read_ep_comm(config, table, job.model, job.ep_comm);
 }
 
 }  // namespace shoal::work

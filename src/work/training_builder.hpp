@@ -85,8 +85,11 @@ class TrainingBuilder {
   void send_pp(std::uint32_t from, std::uint32_t to, std::uint32_t mb, bool forward);
   void task(std::uint32_t r, const std::string& name, Time duration, std::vector<std::string> after,
             TaskKind kind, std::uint32_t mb, std::uint32_t layer);
+  /// One EP all-to-all of a group: to the experts or back, in the forward or
+  /// backward pass, by the job's ep_comm (dtype, de-duplication).
   void ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp, std::uint32_t edp,
-                 bool to_experts, const CoflowLabels& l, std::vector<std::string> after);
+                 bool forward, bool to_experts, const CoflowLabels& l,
+                 std::vector<std::string> after);
   void ring_coflow(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
                    const CoflowLabels& l, std::vector<std::string> after);
   /// Several rings in one coflow: each member sends `bytes` to the next of its ring.

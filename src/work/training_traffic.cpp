@@ -11,11 +11,43 @@
 
 namespace shoal::work {
 
-Bytes ep_pair_bytes(const JobSpec& job) {
+std::uint64_t ep_token_bytes(const JobSpec& job, EpTransfer transfer) {
   const ModelSpec& m = job.model;
+  const std::uint64_t given = job.ep_comm.dtype_bytes[static_cast<std::size_t>(transfer)];
+  const std::uint64_t dtype = given > 0 ? given : m.dtype_bytes;
+  return m.hidden * dtype + (dtype == 1 ? (m.hidden + 127) / 128 * 4 : 0);
+}
+
+Bytes ep_pair_bytes(const JobSpec& job) {
   const ParallelSpec& p = job.parallel;
-  return static_cast<Bytes>(p.micro_batch_tokens / p.tp * m.top_k * m.hidden * m.dtype_bytes /
-                            p.ep);
+  return static_cast<Bytes>(p.micro_batch_tokens / p.tp * job.model.top_k *
+                            ep_token_bytes(job, EpTransfer::kDispatch) / p.ep);
+}
+
+std::string describe_ep_dedup(const JobSpec& job) {
+  switch (job.ep_comm.dedup) {
+    case EpDedup::kAuto:
+      return job.model.node_limit > 0 ? "ep_dedup auto (node-limited relay, NVLink per expert copy)"
+                                      : "ep_dedup auto (per expert)";
+    case EpDedup::kPerExpert:
+      return "ep_dedup per-expert";
+    case EpDedup::kPerGpu:
+      return "ep_dedup per-gpu";
+    case EpDedup::kPerNode:
+      return "ep_dedup per-node";
+  }
+  return "?";
+}
+
+double ep_hit(double pool, double held, std::uint64_t top_k) {
+  // 1 - C(pool - held, k) / C(pool, k), as a product over the k draws.
+  double miss = 1.0;
+  for (std::uint64_t i = 0; i < top_k; ++i) {
+    const double left = pool - held - static_cast<double>(i);
+    if (left <= 0) return 1.0;
+    miss *= left / (pool - static_cast<double>(i));
+  }
+  return 1.0 - miss;
 }
 
 std::vector<double> ep_weights(const JobSpec& job) {
@@ -64,7 +96,6 @@ JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_pe
   const ModelSpec& m = job.model;
   const ParallelSpec& p = job.parallel;
   JobTraffic t;
-  t.ep_dispatch_per_gpu = m.experts > 0 ? ep_pair_bytes(job) * (p.ep - 1) : 0;
   t.pp_per_send =
       p.pp > 1 ? static_cast<Bytes>(p.micro_batch_tokens * m.hidden * m.dtype_bytes / p.tp) : 0;
   t.tp_per_layer_pass =
@@ -89,6 +120,13 @@ JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_pe
       }
     }
     if (c.labels.type == CoflowType::kDp && c.name.ends_with(".rs")) ++t.dp_reductions;
+    // The first forward dispatch: what one GPU sends in one, on average.
+    if (c.labels.type == CoflowType::kEp && t.ep_dispatch_per_gpu == 0 &&
+        c.name.find(".f.ep") != std::string::npos && c.name.ends_with(".to")) {
+      Bytes sent = 0;
+      for (const Flow& f : dag.flows_of(c)) sent += f.bytes;
+      t.ep_dispatch_per_gpu = sent / p.ep;
+    }
   }
   for (std::size_t i = 0; i < 5; ++i) {
     t.network[i] /= p.gpus;

@@ -28,8 +28,18 @@ void add_training_job(const JobSpec& job, Dag& dag);
 /// coflow counts; plus the closed-form sizes.
 JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_per_server);
 
-/// Bytes from one EP member to each other member in one dispatch, before skew.
+/// Bytes from one EP member to each other member in one forward dispatch
+/// counted per expert copy, before skew.
 Bytes ep_pair_bytes(const JobSpec& job);
+/// Bytes of one token in an EP transfer: hidden x dtype, plus with FP8
+/// (dtype 1) one fp32 scale per 128 values (DeepSeek-V3's fine-grained
+/// quantization, its report section 3.3).
+std::uint64_t ep_token_bytes(const JobSpec& job, EpTransfer transfer);
+/// "ep_dedup per-node", or "ep_dedup auto (node-limited relay)", for `shoal traffic`.
+std::string describe_ep_dedup(const JobSpec& job);
+/// The chance that a token's top_k experts, drawn uniformly without
+/// replacement from `pool` experts, include one of `held` given experts.
+double ep_hit(double pool, double held, std::uint64_t top_k);
 /// The EP destination weights (mean 1) for members 0..ep-1 under the job's skew.
 std::vector<double> ep_weights(const JobSpec& job);
 

@@ -100,8 +100,8 @@ struct ScheduleSpec {
     kParameters  // dp_bucket_parameters each
   };
   Bucket dp_bucket = Bucket::kMegatron;
-  std::uint64_t dp_bucket_parameters = 0;  // with kParameters: given as parameters
-  std::uint64_t dp_bucket_bytes = 0;       // ... or as bytes of reduced gradients
+  std::uint64_t dp_bucket_parameters = 0;     // with kParameters: given as parameters
+  std::uint64_t dp_bucket_bytes = 0;          // ... or as bytes of reduced gradients
   std::uint64_t grad_reduce_dtype_bytes = 4;  // fp32: Megatron-LM's default for bf16 models
   bool grad_norm_barrier = true;  // the gradient-norm all-reduce before the optimizer step
   PpSchedule pp_schedule = PpSchedule::k1F1B;
@@ -112,6 +112,33 @@ struct ScheduleSpec {
   /// DualPipe: the share of a backward that computes weight gradients (W),
   /// which a zero-bubble backward leaves for later.
   double weight_grad_share = 0.5;
+};
+
+/// How the EP all-to-all counts a token routed to several experts
+/// (docs/training.md, "Expert parallelism on the wire").
+enum class EpDedup : std::uint8_t {
+  kAuto,       // per-expert; with node_limit, the node-limited relay (network per server,
+               // NVLink forwards per expert copy)
+  kPerExpert,  // one copy per expert, sent directly (Megatron's all-to-all)
+  kPerGpu,     // one copy per destination GPU, sent directly
+  kPerNode,    // one network copy per destination server, to the same-index GPU, then
+               // one NVLink forward per destination GPU (DeepEP internode)
+};
+
+/// The EP transfers of one MoE layer, by direction and pass.
+enum class EpTransfer : std::uint8_t {
+  kDispatch,          // forward, tokens to their experts
+  kCombine,           // forward, expert outputs back
+  kBackwardDispatch,  // backward, output gradients to the experts
+  kBackwardCombine,   // backward, input gradients back
+};
+
+/// The EP all-to-all on the wire: each transfer's dtype in bytes (0: the
+/// model's dtype_bytes; 1 is FP8 with one fp32 scale per 128 values of a
+/// token), and how copies are counted.
+struct EpCommSpec {
+  std::uint64_t dtype_bytes[4] = {0, 0, 0, 0};  // by EpTransfer
+  EpDedup dedup = EpDedup::kAuto;
 };
 
 /// Expert-load skew of the EP all-to-all: uniform, one hot member per group
@@ -129,6 +156,7 @@ struct JobSpec {
   GpuSpec gpu;
   SkewSpec skew;
   ScheduleSpec schedule;
+  EpCommSpec ep_comm;
 
   std::uint32_t gpu_count() const { return parallel.tp * parallel.pp * parallel.dp; }
   /// Pipeline stages the model is cut into: pp x virtual_stages.
@@ -146,7 +174,7 @@ struct JobSpec {
 
 /// Bytes one GPU sends per iteration, by traffic type, and coflow counts.
 struct JobTraffic {
-  Bytes ep_dispatch_per_gpu = 0;  // one dispatch (= one combine), uniform routing
+  Bytes ep_dispatch_per_gpu = 0;  // one forward dispatch, mean per GPU (network and NVLink)
   Bytes pp_per_send = 0;          // one activation (or gradient) send between stages
   Bytes tp_per_layer_pass = 0;    // one GPU's TP all-reduce bytes per layer and pass
   // Data parallelism per GPU per iteration: reduce-scatter bytes (every

@@ -48,6 +48,27 @@ TEST(JobFile, ReadsAJob) {
   EXPECT_EQ(job.parallel.micro_batches, 4u);
 }
 
+TEST(JobFile, ReadsTheEpWireFormat) {
+  const JobFile file(std::string(kModel) +
+                     "[moe]\nexperts = 8\ntop_k = 2\nexpert_ffn = 32\nnode_limit = 2\n"
+                     "dispatch_dtype_bytes = 1\nbackward_dispatch_dtype_bytes = 1\n"
+                     "ep_dedup = \"per-node\"\n");
+  const JobSpec job = read_job_file(file.path());
+  EXPECT_EQ(job.model.node_limit, 2u);
+  EXPECT_EQ(job.ep_comm.dedup, EpDedup::kPerNode);
+  EXPECT_EQ(job.ep_comm.dtype_bytes[static_cast<std::size_t>(EpTransfer::kDispatch)], 1u);
+  EXPECT_EQ(job.ep_comm.dtype_bytes[static_cast<std::size_t>(EpTransfer::kCombine)], 0u);
+  EXPECT_EQ(job.ep_comm.dtype_bytes[static_cast<std::size_t>(EpTransfer::kBackwardDispatch)], 1u);
+  const JobFile dedup(std::string(kModel) + "[moe]\nep_dedup = \"per-rack\"\n");
+  EXPECT_EQ(error_of([&] { read_job_file(dedup.path()); }),
+            "config " + dedup.path() +
+                ": moe.ep_dedup \"per-rack\" is unknown (auto, per-expert, per-gpu or per-node)");
+  const JobFile dtype(std::string(kModel) + "[moe]\ncombine_dtype_bytes = 9\n");
+  EXPECT_EQ(
+      error_of([&] { read_job_file(dtype.path()); }),
+      "config " + dtype.path() + ": moe.combine_dtype_bytes must be 1 to 8 (1: fp8, 2: bf16)");
+}
+
 TEST(JobFile, CountsBeyondTheirFieldAreErrors) {
   // layers is 32 bits: 4294967297 was read as 1.
   const JobFile layers("[model]\nlayers = 4294967297\n");
