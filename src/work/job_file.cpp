@@ -87,6 +87,17 @@ void read_gpu(config::ConfigFile& c, std::string_view t, GpuSpec& g) {
 void read_skew(config::ConfigFile& c, std::string_view t, SkewSpec& s) {
   s.hot_ratio = c.number(t, "hot_ratio").value_or(s.hot_ratio);
   s.zipf = c.number(t, "zipf").value_or(s.zipf);
+  // [skew] mode and seed; in [job], whose keys are flat, skew_mode and skew_seed.
+  const bool flat = t != "skew";
+  const std::string mode_key = flat ? "skew_mode" : "mode";
+  if (const auto mode = c.string(t, mode_key)) {
+    if (*mode != "static" && *mode != "drift") {
+      throw Error("config " + c.path() + ": " + std::string(t) + "." + mode_key + " \"" + *mode +
+                  "\" is unknown (static or drift)");
+    }
+    s.drift = *mode == "drift";
+  }
+  read_count(c, t, flat ? "skew_seed" : "seed", s.seed);
 }
 
 /// The EP all-to-all's wire format ([moe] in a job file, or [job]).

@@ -134,7 +134,12 @@ class TrainingBuilder {
   Dag& dag_;
   std::uint32_t edp_;
   std::vector<std::uint32_t> stage_starts_;  // by virtual stage: its first layer (and the end)
-  std::vector<double> weights_;
+  std::vector<double> weights_;              // the skew law's weights, member 0 the hottest
+  std::vector<double> drawn_;  // weights_ permuted for one (layer, micro-batch, group)
+  /// The EP members' weights in MoE layer `layer` of micro-batch `mb` for the
+  /// expert-data-parallel group `edp`: weights_, or under drift a permutation
+  /// of them drawn for this iteration, layer, micro-batch and group.
+  const std::vector<double>& weights(std::uint32_t layer, std::uint32_t mb, std::uint32_t edp);
   std::array<int, 4> axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp)
   std::uint32_t iteration_ = 0;
   std::string prefix_;

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "shoal/core/error.hpp"
+#include "shoal/core/random.hpp"
 #include "shoal/work/training_dag.hpp"
 #include "training_builder.hpp"
 
@@ -147,6 +148,21 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint
   if (send && vs > 0) send_pp(vs, vs - 1, mb, false);
 }
 
+const std::vector<double>& TrainingBuilder::weights(std::uint32_t layer, std::uint32_t mb,
+                                                    std::uint32_t edp) {
+  if (!job_.skew.drift) return weights_;
+  // One stream per (job, iteration, layer, micro-batch, group): the same draw
+  // for the dispatch, the experts' compute and the combine of both passes.
+  const std::uint64_t key =
+      core::mix64(core::mix64(core::mix64(core::mix64(job_.id) ^ iteration_) ^ layer) ^ mb) ^ edp;
+  core::Rng rng(job_.skew.seed, key);
+  drawn_ = weights_;
+  for (std::size_t i = drawn_.size(); i > 1; --i) {  // Fisher-Yates
+    std::swap(drawn_[i - 1], drawn_[rng.below(i)]);
+  }
+  return drawn_;
+}
+
 void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe,
                           bool forward) {
   const std::uint32_t n = p_.tp * p_.dp;
@@ -177,7 +193,7 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
   }
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t r = stage_rank(s, i);
-    const double load = moe ? weights_[ep_of(r)] : 1.0;
+    const double load = moe ? weights(layer, mb, edp_of(r))[ep_of(r)] : 1.0;
     Time t = ffn_time(job_, layer, load);
     if (layer + 1 == m_.layers)
       t += lm_head_time(job_);  // the last stage's head, with its last layer
@@ -230,6 +246,7 @@ void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::u
                                 std::uint32_t edp, bool forward, bool to_experts,
                                 const CoflowLabels& l, std::vector<std::string> after) {
   flows_.clear();
+  const std::vector<double>& w = weights(l.layer - 1, l.micro_batch, edp);
   const EpTransfer transfer =
       forward ? (to_experts ? EpTransfer::kDispatch : EpTransfer::kCombine)
               : (to_experts ? EpTransfer::kBackwardDispatch : EpTransfer::kBackwardCombine);
@@ -241,8 +258,7 @@ void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::u
     flows_.push_back(to_experts ? Flow{owner, expert, bytes} : Flow{expert, owner, bytes});
   };
   auto share = [&](std::uint32_t b) {
-    return std::max<Bytes>(
-        1, static_cast<Bytes>(std::llround(static_cast<double>(base) * weights_[b])));
+    return std::max<Bytes>(1, static_cast<Bytes>(std::llround(static_cast<double>(base) * w[b])));
   };
   auto copies = [&](double per_token) {  // bytes of `per_token` expected copies of each token
     return std::max<Bytes>(1, static_cast<Bytes>(std::llround(static_cast<double>(tokens * token) *
@@ -273,7 +289,13 @@ void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::u
         for (const auto& [server, there] : servers) {
           if (server == home) continue;
           const std::uint32_t entry = there[i % there.size()];
-          add(member(a), member(entry), per_node);
+          // Skew: a server of hot experts is chosen more often (its members' mean weight).
+          double weight = 0;
+          for (const std::uint32_t b : there) weight += w[b];
+          weight /= static_cast<double>(there.size());
+          add(member(a), member(entry),
+              weight == 1.0 ? per_node
+                            : copies(static_cast<double>(m_.node_limit) / nodes * weight));
           for (const std::uint32_t b : there) {
             if (b != entry) add(member(entry), member(b), share(b));
           }
@@ -293,7 +315,7 @@ void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::u
   auto gpu_copies = [&](std::uint32_t b, std::size_t server_members) {
     const double pool = limited ? held * static_cast<double>(server_members * m_.node_limit)
                                 : static_cast<double>(m_.experts);
-    return chosen * ep_hit(pool, held, m_.top_k) * weights_[b];
+    return chosen * ep_hit(pool, held, m_.top_k) * w[b];
   };
   std::vector<std::size_t> server_size(p_.ep);
   for (const auto& [server, there] : servers) {
@@ -324,7 +346,7 @@ void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::u
       for (const auto& [server, there] : servers) {
         if (server == home) continue;
         double weight = 0;
-        for (const std::uint32_t b : there) weight += weights_[b];
+        for (const std::uint32_t b : there) weight += w[b];
         weight /= static_cast<double>(there.size());
         const double node_hit = limited
                                     ? chosen

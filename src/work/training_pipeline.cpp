@@ -101,7 +101,8 @@ void TrainingBuilder::weight_pass(std::uint32_t s, std::uint32_t vs, std::uint32
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
       Time t = attention_time(job_, layer) +
-               ffn_time(job_, layer, m_.moe_layer(layer) ? weights_[ep_of(r)] : 1.0);
+               ffn_time(job_, layer,
+                        m_.moe_layer(layer) ? weights(layer, mb, edp_of(r))[ep_of(r)] : 1.0);
       if (layer + 1 == m_.layers) t += lm_head_time(job_);
       const std::string w = task_name(r, false, mb, layer, 'w');
       task(r, w, static_cast<Time>(std::llround(static_cast<double>(t) * share)),

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The determinism matrix (docs/reliability.md): four configs (the digest's
-# Figure A micro case, a 128-GPU fat-tree training job with EP, PP and DP under
-# hermod, a multi-plane all-to-all with spraying, and the same starved of
+# Figure A micro case, a 128-GPU fat-tree training job with EP (FP8, per-node
+# copies, drifting skew), PP and DP under hermod, a multi-plane all-to-all with spraying, and the same starved of
 # credit: one 4 KiB cell of buffer per class, so ports stall and wait for
 # credits, many of them crossing ranks) at 1, 2, 3 and 4 ranks, each
 # with the full invariants on (--check), 2 and 4 ranks in atom order
@@ -20,6 +20,9 @@ sed -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" -e 's/^gpus = 6
   -e 's/^cell_size = .*/cell_size = "1MiB"/' -e 's/^buffer_per_class = .*/buffer_per_class = "2MiB"/' -e 's/^name = "fair"/name = "hermod"/' \
   -e 's/^link_rate = .*/link_rate = "400Gbps"/' -e 's/^link_latency = .*/link_latency = "10us"/' \
   "$src/configs/examples/qwen-64.toml" >"$dir/training.toml"
+# Its EP as DeepSeek-V3 sends it (FP8 dispatch, one network copy per server),
+# with a hot member re-drawn per layer and micro-batch (docs/training.md).
+sed -i '/^\[job\]/a ep_dedup = "per-node"\ndispatch_dtype_bytes = 1\nhot_ratio = 3\nskew_mode = "drift"\nskew_seed = 5' "$dir/training.toml"
 cp "$src/tests/configs/multi-plane-128.toml" "$src/tests/configs/mp-a2a-workload.toml" "$dir/"
 cp "$dir/multi-plane-128.toml" "$dir/starved.toml"
 configs="figure-a training multi-plane-128 starved"

@@ -143,9 +143,14 @@ struct EpCommSpec {
 
 /// Expert-load skew of the EP all-to-all: uniform, one hot member per group
 /// receiving `hot_ratio` times the mean, or Zipf weights over the members.
+/// Static: member 0 is the hottest everywhere. Drift: which member gets which
+/// weight is drawn anew for every iteration, MoE layer, micro-batch and EP
+/// group, from `seed` (the same on every rank).
 struct SkewSpec {
   double hot_ratio = 1.0;
   double zipf = 0.0;
+  bool drift = false;
+  std::uint64_t seed = 1;
 };
 
 struct JobSpec {

@@ -4,9 +4,11 @@
 // 8-GPU server and half of another (36 experts, top-3, hidden 1000).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "error_checks.hpp"
 #include "shoal/work/training_dag.hpp"
@@ -134,6 +136,33 @@ TEST(EpComm, NodeLimitComposesWithEachMode) {
   EXPECT_EQ(e.network, 64 * 250'000);
 }
 
+// Under node_limit a hot member's server is chosen more often: it receives
+// more network bytes than without skew, in the default counting and per node.
+TEST(EpComm, NodeLimitedSkewLoadsTheHotServersLinks) {
+  for (const EpDedup mode : {EpDedup::kAuto, EpDedup::kPerNode}) {
+    JobSpec uniform = odd_group(mode, 1);
+    JobSpec hot = odd_group(mode, 1);
+    hot.skew.hot_ratio = 4;  // member 0, on server 0
+    const Dag a = generate(uniform, 24), b = generate(hot, 24);
+    auto into_server0 = [](const Dag& dag) {
+      Bytes in = 0;
+      for (const Coflow& c : dag.coflows()) {
+        if (c.name.find(".L2.") == std::string::npos || !c.name.ends_with(".f.ep0.0.to")) continue;
+        for (const Flow& f : dag.flows_of(c)) {
+          if (f.src / 8 != f.dst / 8 && f.dst / 8 == 0) in += f.bytes;
+        }
+        break;
+      }
+      return in;
+    };
+    // Member 0 gets 4, the other 11 (12 - 4) / 11 each: server 0's mean
+    // weight is (4 + 7 x 8/11) / 8 = 1.136, server 1's 8/11.
+    const double mean0 = (4.0 + 7.0 * 8.0 / 11.0) / 8.0;
+    EXPECT_EQ(into_server0(b), 4 * copies(0.5 * mean0)) << static_cast<int>(mode);
+    EXPECT_GT(into_server0(b), into_server0(a));
+  }
+}
+
 TEST(EpComm, Fp8CarriesOneScalePer128Values) {
   JobSpec job = odd_group(EpDedup::kPerExpert);
   job.ep_comm.dtype_bytes[static_cast<std::size_t>(EpTransfer::kDispatch)] = 1;
@@ -166,6 +195,102 @@ TEST(EpComm, SkewRaisesAHotGpusCopiesUpToOnePerToken) {
     break;
   }
   EXPECT_EQ(to_hot, 11);
+}
+
+}  // namespace
+}  // namespace shoal::work
+
+namespace shoal::work {
+namespace {
+
+using namespace test_jobs;
+
+/// Bytes each EP member receives in each forward dispatch of group 0, in
+/// DAG order: one vector per (layer, micro-batch).
+std::vector<std::vector<Bytes>> received_per_dispatch(const Dag& dag, std::uint32_t ep) {
+  std::vector<std::vector<Bytes>> out;
+  for (const Coflow& c : dag.coflows()) {
+    if (c.labels.type != CoflowType::kEp || !c.name.ends_with(".f.ep0.0.to")) continue;
+    std::vector<Bytes> got(ep, 0);
+    for (const Flow& f : dag.flows_of(c)) got[f.dst] += f.bytes;
+    out.push_back(std::move(got));
+  }
+  return out;
+}
+
+JobSpec many_layers(bool drift) {
+  JobSpec j = small_moe();
+  j.model.layers = 50;  // 49 MoE layers
+  j.parallel.tp = 1;
+  j.parallel.pp = 1;
+  j.parallel.ep = 8;
+  j.parallel.micro_batches = 4;
+  j.skew.hot_ratio = 3;
+  j.skew.drift = drift;
+  j.skew.seed = 7;
+  return j;
+}
+
+// Drift re-draws the hot member per layer and micro-batch: over 196 draws
+// each of the 8 members is hot about equally often (chi-square below the
+// 0.1% critical value, 24.32 for 7 degrees of freedom; the seed is fixed).
+// Each draw still follows the law: one member at 3x, the rest at (8-3)/7.
+TEST(EpSkew, DriftRedrawsTheHotMemberUniformly) {
+  JobSpec drift = many_layers(true);
+  const auto draws = received_per_dispatch(generate(drift, 8), 8);
+  ASSERT_EQ(draws.size(), 49u * 4u);
+  JobSpec fixed = many_layers(false);
+  const auto static_draws = received_per_dispatch(generate(fixed, 8), 8);
+  std::vector<int> hot(8, 0);
+  std::vector<Bytes> law = static_draws.front();
+  std::sort(law.begin(), law.end());
+  for (std::size_t d = 0; d < draws.size(); ++d) {
+    const auto& got = draws[d];
+    ++hot[std::max_element(got.begin(), got.end()) - got.begin()];
+    std::vector<Bytes> sorted = got;
+    std::sort(sorted.begin(), sorted.end());
+    EXPECT_EQ(sorted, law) << "draw " << d;
+    // Static: member 0 is always the hot one.
+    EXPECT_EQ(
+        std::max_element(static_draws[d].begin(), static_draws[d].end()) - static_draws[d].begin(),
+        0);
+  }
+  const double expected = static_cast<double>(draws.size()) / 8;
+  double chi2 = 0;
+  for (const int h : hot) chi2 += (h - expected) * (h - expected) / expected;
+  EXPECT_LT(chi2, 24.32);
+  EXPECT_GT(*std::min_element(hot.begin(), hot.end()), 0);
+}
+
+// The experts' compute follows the same draw: the hot member's FFN is the
+// longest of its layer and micro-batch.
+TEST(EpSkew, DriftMovesTheHotComputeWithTheTraffic) {
+  JobSpec job = many_layers(true);
+  const Dag dag = generate(job, 8);
+  std::size_t checked = 0;
+  for (const Coflow& c : dag.coflows()) {
+    if (c.labels.type != CoflowType::kEp || !c.name.ends_with(".f.ep0.0.to")) continue;
+    if (checked == 12) break;
+    std::vector<Bytes> got(8, 0);
+    for (const Flow& f : dag.flows_of(c)) got[f.dst] += f.bytes;
+    const std::uint32_t mb = c.labels.micro_batch, layer = c.labels.layer;
+    const auto hot_member = std::max_element(got.begin(), got.end()) - got.begin();
+    Time longest = 0;
+    GpuId at = 0;
+    for (const ComputeTask& t : dag.tasks()) {
+      if (t.labels.kind != TaskKind::kForward || t.labels.micro_batch != mb ||
+          t.labels.layer != layer || !t.name.ends_with(".f")) {
+        continue;
+      }
+      if (t.duration > longest) {
+        longest = t.duration;
+        at = t.gpu;
+      }
+    }
+    EXPECT_EQ(at, static_cast<GpuId>(hot_member)) << "layer " << layer << " micro-batch " << mb;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 12u);
 }
 
 }  // namespace
