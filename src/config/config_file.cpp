@@ -79,12 +79,17 @@ ConfigFile::ConfigFile(const std::string& path, const std::vector<std::string>& 
 }
 
 std::string ConfigFile::input(std::string_view role, const std::string& name) {
+  return input(role, name, folder_);
+}
+
+std::string ConfigFile::input(std::string_view role, const std::string& name,
+                              const std::string& folder) {
   std::string file;
   if (const auto mapped = input_map_.find(name); mapped != input_map_.end()) {
     file = mapped->second;
   } else {
     const std::filesystem::path p(name);
-    file = p.is_absolute() ? p.string() : (std::filesystem::path(folder_) / p).string();
+    file = p.is_absolute() ? p.string() : (std::filesystem::path(folder) / p).string();
   }
   inputs_.push_back({std::string(role), name, file});
   return file;

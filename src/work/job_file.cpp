@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <filesystem>
 #include <limits>
 #include <utility>
 
@@ -98,6 +99,16 @@ void read_skew(config::ConfigFile& c, std::string_view t, SkewSpec& s) {
     s.drift = *mode == "drift";
   }
   read_count(c, t, flat ? "skew_seed" : "seed", s.seed);
+  if (const auto file = c.string(t, "routing_file")) {
+    if (file->empty())
+      throw Error("config " + c.path() + ": " + std::string(t) + ".routing_file is empty");
+    s.routing_name = *file;
+    s.routing_base = std::filesystem::path(c.path()).parent_path().string();
+  }
+  if (!s.routing_name.empty() && (s.drift || s.hot_ratio != 1.0 || s.zipf != 0.0)) {
+    throw Error("config " + c.path() + ": " + std::string(t) +
+                ".routing_file replaces hot_ratio, zipf and the drift: give one or the other");
+  }
 }
 
 /// The EP all-to-all's wire format ([moe] in a job file, or [job]).

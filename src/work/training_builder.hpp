@@ -8,12 +8,14 @@
 #include <array>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
 #include "shoal/work/dag.hpp"
 #include "shoal/work/pipeline_schedule.hpp"
+#include "shoal/work/routing_file.hpp"
 #include "shoal/work/training_job.hpp"
 
 namespace shoal::work {
@@ -135,10 +137,12 @@ class TrainingBuilder {
   std::uint32_t edp_;
   std::vector<std::uint32_t> stage_starts_;  // by virtual stage: its first layer (and the end)
   std::vector<double> weights_;              // the skew law's weights, member 0 the hottest
-  std::vector<double> drawn_;  // weights_ permuted for one (layer, micro-batch, group)
+  std::vector<double> drawn_;            // weights_ permuted for one (layer, micro-batch, group)
+  std::optional<RoutingTable> routing_;  // [skew] routing_file: measured weights
   /// The EP members' weights in MoE layer `layer` of micro-batch `mb` for the
-  /// expert-data-parallel group `edp`: weights_, or under drift a permutation
-  /// of them drawn for this iteration, layer, micro-batch and group.
+  /// expert-data-parallel group `edp`: a routing file's (the same for every
+  /// group), weights_, or under drift a permutation of them drawn for this
+  /// iteration, layer, micro-batch and group.
   const std::vector<double>& weights(std::uint32_t layer, std::uint32_t mb, std::uint32_t edp);
   std::array<int, 4> axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp)
   std::uint32_t iteration_ = 0;

@@ -24,7 +24,9 @@ TrainingBuilder::TrainingBuilder(const JobSpec& job, Dag& dag)
       edp_(p_.dp / p_.ep),
       stage_starts_(job.stage_starts()),
       weights_(ep_weights(job)),
-      axes_(placement_axes(job.parallel.order)) {}
+      axes_(placement_axes(job.parallel.order)) {
+  if (!job.skew.routing_file.empty()) routing_ = RoutingTable::read(job.skew.routing_file, job);
+}
 
 void TrainingBuilder::build() {
   for (std::uint32_t it = 0; it < p_.iterations; ++it) {
@@ -150,6 +152,7 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint
 
 const std::vector<double>& TrainingBuilder::weights(std::uint32_t layer, std::uint32_t mb,
                                                     std::uint32_t edp) {
+  if (routing_) return routing_->weights(iteration_, layer, mb);
   if (!job_.skew.drift) return weights_;
   // One stream per (job, iteration, layer, micro-batch, group): the same draw
   // for the dispatch, the experts' compute and the combine of both passes.

@@ -32,6 +32,11 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
       JobSpec spec = read_job_file(path);
       spec.id = static_cast<std::uint32_t>(j);
       if (job) apply_job_overrides(config, "job", spec);  // [job]: this run's changes
+      if (!spec.skew.routing_name.empty()) {
+        spec.skew.routing_file =
+            config.input("routing", spec.skew.routing_name, spec.skew.routing_base);
+        core::require_input_file(spec.skew.routing_file, "routing file");
+      }
       spec.resolve(gpus, gpus_per_server);
       for (const JobSpec& other : workload.jobs) {
         const auto a0 = spec.parallel.first_gpu, a1 = a0 + spec.parallel.gpus;

@@ -246,6 +246,13 @@ expect_error output-is-a-folder "-o $dir/a-folder: is a directory" run1 partitio
 
 expect_error run-end-zero "config $src/configs/examples/figure-a.toml: run.end must be positive" \
   run1 run "$src/configs/examples/figure-a.toml" --set run.end=0s
+expect_error routing-file-missing "routing file $src/configs/examples/none.csv: no such file" \
+  run1 run "$src/configs/examples/qwen-64.toml" --set job.routing_file=none.csv
+printf 'iteration,layer,micro_batch,expert,tokens\n0,1,0,0,5\n' >"$dir/routing.csv"
+expect_error routing-file-incomplete "routing file $dir/routing.csv: no rows for iteration 0, layer 1, micro_batch 1" \
+  run1 traffic "$src/configs/examples/qwen-64.toml" --set "job.routing_file=$dir/routing.csv"
+expect_error routing-file-with-law "job.routing_file replaces hot_ratio, zipf and the drift" \
+  run1 traffic "$src/configs/examples/qwen-64.toml" --set "job.routing_file=$dir/routing.csv" --set job.hot_ratio=2
 expect_error unknown-subcommand 'unknown subcommand "frobnicate"' run1 frobnicate
 expect_error progress-interval-zero "--progress-interval: must be a positive number of seconds, not 0" \
   run1 run "$src/configs/examples/figure-a.toml" --progress-interval 0

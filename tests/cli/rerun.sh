@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `shoal rerun` (docs/output.md): a result file alone reproduces its run. Runs
 # made in a scratch folder (relative job, workload and partition files, --set
-# overrides, compared policies) are rerun after the folder is gone, on another
+# overrides, compared policies, a routing file) are rerun after the folder is gone, on another
 # rank count, and every table matches. A file too large to embed is found by
 # its path and SHA-256, and a changed or missing one is a one-line error.
 # Usage: rerun.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
@@ -41,12 +41,17 @@ sed -e 's|^job = .*|job = "../jobs/qwen1.5-moe-a2.7b.toml"|' -e '/^name = "fair"
 # A DAG workload file and a partition file, both relative to the config.
 cp "$src/configs/examples/fat-tree-64.toml" "$src/configs/examples/fat-tree-64-workload.toml" made/configs/
 "$shoal" -q partition fabric made/configs/fat-tree-64.toml --ranks 2 -o made/configs/two.part
+# A routing file (tools/shoal-routing), named relative to the config by --set.
+"$src/tools/shoal-routing" made/jobs/qwen1.5-moe-a2.7b.toml -o made/configs/routing.csv \
+  --set micro_batches=1 --set micro_batch_tokens=256 --law zipf:1.1 >/dev/null
 (
   cd made
   timeout 300 "$mpirun" -np 2 "$shoal" -q run configs/training.toml -o ../training.h5 \
     --set job.micro_batches=1 --set 'policy.compare=["fair","hermod"]' >/dev/null
   timeout 300 "$mpirun" -np 2 "$shoal" -q run configs/fat-tree-64.toml -o ../dag.h5 \
     --set run.partition=two.part >/dev/null
+  timeout 300 "$mpirun" -np 2 "$shoal" -q run configs/training.toml -o ../routed.h5 \
+    --set job.micro_batches=1 --set job.routing_file=routing.csv >/dev/null
 )
 rm -rf made
 
@@ -62,12 +67,14 @@ rerun_case() {  # rerun_case NAME RANKS: rerun NAME.h5 and compare the tables
 rerun_case training-hermod 1
 rerun_case training-fair 1
 rerun_case dag 2  # its partition file is made for 2 ranks
+rerun_case routed 1
 # Engaged: the overrides, the policy and the embedded inputs came from /meta.
 resolved=$(meta training-hermod.h5 config_resolved)
 if grep -q "^micro_batches = 1$" <<<"$resolved" && [ "$(meta re-training-hermod.h5 policy)" = hermod ] &&
   [ "$(meta training-hermod.h5 inputs)" = 1 ] && [ "$(meta dag.h5 inputs)" = 2 ] &&
-  [ "$(meta re-dag.h5 rerun_of)" = dag.h5 ]; then
-  ok "the resolved config keeps --set; dag.h5 embeds its workload and partition files"
+  [ "$(meta re-dag.h5 rerun_of)" = dag.h5 ] &&
+  "$py" -c 'import sys, h5py; f = h5py.File("routed.h5"); sys.exit(sorted(f["meta/inputs"][k].attrs["role"] for k in f["meta/inputs"]) != ["job", "routing"])'; then
+  ok "the resolved config keeps --set; dag.h5 embeds its workload and partition files, routed.h5 its routing file"
 else
   fail "meta: inputs $(meta training-hermod.h5 inputs)/$(meta dag.h5 inputs), policy $(meta re-training-hermod.h5 policy): $resolved"
 fi

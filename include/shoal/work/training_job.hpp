@@ -151,6 +151,12 @@ struct SkewSpec {
   double zipf = 0.0;
   bool drift = false;
   std::uint64_t seed = 1;
+  /// A routing file (work/routing_file.hpp) replaces the law: as the config
+  /// spells it, the folder it is relative to, and the file found (set by the
+  /// run config's reader, which records it among the run's inputs).
+  std::string routing_name;
+  std::string routing_base;
+  std::string routing_file;
 };
 
 struct JobSpec {

@@ -79,7 +79,8 @@ TEST(TrainingTraffic, SkewMovesBytesToTheHotMember) {
   EXPECT_DOUBLE_EQ(w[0], 2.5);
   EXPECT_DOUBLE_EQ(w[1], 0.5);
   EXPECT_DOUBLE_EQ(w[0] + w[1] + w[2] + w[3], 4.0);
-  job.skew = {1.0, 1.0};  // Zipf: 1, 1/2, 1/3, 1/4 scaled to mean 1
+  job.skew = SkewSpec{};  // Zipf: 1, 1/2, 1/3, 1/4 scaled to mean 1
+  job.skew.zipf = 1.0;
   const std::vector<double> z = ep_weights(job);
   EXPECT_NEAR(z[0] / z[3], 4.0, 1e-12);
   EXPECT_NEAR(z[0] + z[1] + z[2] + z[3], 4.0, 1e-12);

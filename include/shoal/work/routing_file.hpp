@@ -1,0 +1,32 @@
+// Measured expert routing replayed: a CSV of token counts per expert for each
+// (iteration, layer, micro-batch), turned into the EP members' weights
+// (docs/training.md, "Routing files"; tools/shoal-routing writes them).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "shoal/work/training_job.hpp"
+
+namespace shoal::work {
+
+class RoutingTable {
+ public:
+  /// Reads `path` for `job` (its experts, EP, MoE layers and micro-batches);
+  /// an Error names the file, the line and the problem: a bad row, an expert
+  /// out of range, or an (iteration, layer, micro-batch) of the job missing.
+  static RoutingTable read(const std::string& path, const JobSpec& job);
+
+  /// The EP members' weights (mean 1) in `layer` (from 0) of micro-batch
+  /// `mb` in `iteration`; the file's iterations repeat when the run has more.
+  const std::vector<double>& weights(std::uint32_t iteration, std::uint32_t layer,
+                                     std::uint32_t mb) const;
+  std::uint32_t iterations() const { return iterations_; }
+
+ private:
+  std::uint32_t iterations_ = 0, layers_ = 0, micro_batches_ = 0;
+  std::vector<std::vector<double>> weights_;  // by (iteration, layer, micro-batch)
+};
+
+}  // namespace shoal::work
