@@ -138,6 +138,18 @@ void read_ep_comm(config::ConfigFile& c, std::string_view t, ModelSpec& m, EpCom
                   "\" is unknown (auto, per-expert, per-gpu or per-node)");
     }
   }
+  if (const auto placement = c.string(t, "expert_placement")) {
+    if (*placement == "in-order") {
+      e.placement = ExpertPlacement::kInOrder;
+    } else if (*placement == "round-robin") {
+      e.placement = ExpertPlacement::kRoundRobin;
+    } else if (*placement == "nic-aware") {
+      e.placement = ExpertPlacement::kNicAware;
+    } else {
+      throw Error(where + "expert_placement \"" + *placement +
+                  "\" is unknown (in-order, round-robin or nic-aware)");
+    }
+  }
 }
 
 void read_schedule(config::ConfigFile& c, std::string_view t, ScheduleSpec& s) {

@@ -1,5 +1,6 @@
 #include "shoal/work/routing_file.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <fstream>
 #include <map>
@@ -28,6 +29,40 @@ std::vector<std::string_view> fields(std::string_view line) {
 }
 
 }  // namespace
+
+std::vector<std::uint32_t> place_experts(const JobSpec& job, const std::vector<double>& load) {
+  const std::uint64_t experts = job.model.experts;
+  const std::uint32_t ep = job.parallel.ep;
+  std::vector<std::uint32_t> member(experts);
+  std::vector<std::uint32_t> slots(ep, 0);  // how many experts each member holds in order
+  for (std::uint64_t e = 0; e < experts; ++e) {
+    member[e] = static_cast<std::uint32_t>(e * ep / experts);
+    ++slots[member[e]];
+  }
+  if (job.ep_comm.placement == ExpertPlacement::kInOrder) return member;
+  if (job.ep_comm.placement == ExpertPlacement::kRoundRobin) {
+    for (std::uint64_t e = 0; e < experts; ++e) member[e] = static_cast<std::uint32_t>(e % ep);
+    return member;
+  }
+  // NIC-aware: the heaviest expert first, each onto the member (one NIC per
+  // GPU) with the least load so far that has a slot left; ties by index.
+  std::vector<std::uint64_t> order(experts);
+  for (std::uint64_t e = 0; e < experts; ++e) order[e] = e;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::uint64_t a, std::uint64_t b) { return load[a] > load[b]; });
+  std::vector<double> held(ep, 0.0);
+  for (const std::uint64_t e : order) {
+    std::uint32_t best = ep;
+    for (std::uint32_t g = 0; g < ep; ++g) {
+      if (slots[g] == 0) continue;
+      if (best == ep || held[g] < held[best]) best = g;
+    }
+    member[e] = best;
+    held[best] += load[e];
+    --slots[best];
+  }
+  return member;
+}
 
 RoutingTable RoutingTable::read(const std::string& path, const JobSpec& job) {
   const ModelSpec& m = job.model;
@@ -79,15 +114,27 @@ RoutingTable RoutingTable::read(const std::string& path, const JobSpec& job) {
       throw Error(where + "iteration " + std::to_string(v[0]) + " is too large");
     auto& tokens = rows[{static_cast<std::uint32_t>(v[0]), static_cast<std::uint32_t>(v[1]),
                          static_cast<std::uint32_t>(v[2])}];
-    tokens.resize(p.ep, 0.0);
-    // Experts sit on the members in order: expert e on member e x EP / experts.
-    tokens[v[3] * p.ep / m.experts] += static_cast<double>(v[4]);
+    tokens.resize(m.experts, 0.0);
+    tokens[v[3]] += static_cast<double>(v[4]);
   }
   if (!header)
     throw Error(file + ": empty (expected the header iteration,layer,micro_batch,expert,tokens)");
   if (rows.empty()) throw Error(file + ": no rows");
   RoutingTable table;
   table.iterations_ = std::get<0>(rows.rbegin()->first) + 1;
+  // Where each layer's experts sit: in order (expert e on member e x EP /
+  // experts), or placed by load (the file's tokens per expert over all its
+  // iterations and micro-batches).
+  std::vector<std::vector<std::uint32_t>> member_of(m.layers);
+  for (std::uint32_t layer = 0; layer < m.layers; ++layer) {
+    if (!m.moe_layer(layer)) continue;
+    std::vector<double> load(m.experts, 0.0);
+    for (const auto& [key, tokens] : rows) {
+      if (std::get<1>(key) != layer + 1) continue;
+      for (std::size_t e = 0; e < tokens.size(); ++e) load[e] += tokens[e];
+    }
+    member_of[layer] = place_experts(job, load);
+  }
   table.layers_ = m.layers;
   table.micro_batches_ = p.micro_batches;
   table.weights_.resize(std::size_t{table.iterations_} * m.layers * p.micro_batches);
@@ -104,8 +151,10 @@ RoutingTable RoutingTable::read(const std::string& path, const JobSpec& job) {
         if (total <= 0) throw Error(file + ": no tokens for " + key);
         std::vector<double>& w =
             table.weights_[(std::size_t{it} * m.layers + layer) * p.micro_batches + mb];
-        w = found->second;
-        for (double& x : w) x *= static_cast<double>(p.ep) / total;
+        w.assign(p.ep, 0.0);
+        for (std::size_t e = 0; e < found->second.size(); ++e) {
+          w[member_of[layer][e]] += found->second[e] * static_cast<double>(p.ep) / total;
+        }
       }
     }
   }

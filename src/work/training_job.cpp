@@ -21,6 +21,11 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
   if (m.layers == 0 || m.hidden == 0 || m.heads == 0 || m.sequence == 0) {
     throw Error(where + "model.layers, hidden, heads and sequence must be positive");
   }
+  if (ep_comm.placement != ExpertPlacement::kInOrder && skew.routing_name.empty()) {
+    throw Error(where +
+                "moe.expert_placement needs each expert's load: give a routing file "
+                "([skew] routing_file); the hot_ratio and zipf laws weigh EP members, not experts");
+  }
   if (m.hidden % m.heads != 0) {
     throw Error(where + "model.hidden (" + std::to_string(m.hidden) + ") must divide by heads (" +
                 std::to_string(m.heads) + ")");

@@ -11,6 +11,12 @@
 
 namespace shoal::work {
 
+/// Each expert's EP member for a layer whose experts carry `load` tokens:
+/// in order (expert e on member e x EP / experts), round-robin (e mod EP), or with NIC-aware
+/// placement the heaviest first onto the least-loaded member with room
+/// (each member keeps as many experts as in order).
+std::vector<std::uint32_t> place_experts(const JobSpec& job, const std::vector<double>& load);
+
 class RoutingTable {
  public:
   /// Reads `path` for `job` (its experts, EP, MoE layers and micro-batches);

@@ -133,12 +133,20 @@ enum class EpTransfer : std::uint8_t {
   kBackwardCombine,   // backward, input gradients back
 };
 
+/// Where the experts sit on the EP members (docs/training.md).
+enum class ExpertPlacement : std::uint8_t {
+  kInOrder,     // expert e on member e x EP / experts: Megatron's contiguous local experts
+  kRoundRobin,  // expert e on member e mod EP
+  kNicAware,    // balance the routing file's load per member, hence per NIC
+};
+
 /// The EP all-to-all on the wire: each transfer's dtype in bytes (0: the
 /// model's dtype_bytes; 1 is FP8 with one fp32 scale per 128 values of a
 /// token), and how copies are counted.
 struct EpCommSpec {
   std::uint64_t dtype_bytes[4] = {0, 0, 0, 0};  // by EpTransfer
   EpDedup dedup = EpDedup::kAuto;
+  ExpertPlacement placement = ExpertPlacement::kInOrder;
 };
 
 /// Expert-load skew of the EP all-to-all: uniform, one hot member per group

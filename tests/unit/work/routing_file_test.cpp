@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "error_checks.hpp"
 #include "training_cases.hpp"
@@ -92,6 +93,45 @@ TEST_F(RoutingFile, TheTrafficFollowsTheFile) {
     return;
   }
   ADD_FAILURE() << "no dispatch found";
+}
+
+// Experts 0-3 get 100 tokens, the other 12 get 10: in order they all sit on
+// member 0 (weight 400 / 130 = 3.08); NIC-aware placement puts one on each
+// member (130 each: every weight 1), as round-robin (e mod 4) does here.
+TEST_F(RoutingFile, NicAwarePlacementBalancesTheMembers) {
+  std::string text = "iteration,layer,micro_batch,expert,tokens\n";
+  for (int layer = 2; layer <= 4; ++layer) {
+    for (int mb = 0; mb < 2; ++mb) {
+      for (int e = 0; e < 16; ++e) {
+        text += "0," + std::to_string(layer) + "," + std::to_string(mb) + "," + std::to_string(e) +
+                "," + (e < 4 ? "100" : "10") + "\n";
+      }
+    }
+  }
+  const std::string p = write(text);
+  JobSpec job = routed_job();
+  EXPECT_DOUBLE_EQ(RoutingTable::read(p, job).weights(0, 1, 0)[0], 400.0 / 130.0);
+  for (const ExpertPlacement placement :
+       {ExpertPlacement::kNicAware, ExpertPlacement::kRoundRobin}) {
+    job.ep_comm.placement = placement;
+    const RoutingTable table = RoutingTable::read(p, job);
+    for (const double w : table.weights(0, 2, 1)) EXPECT_DOUBLE_EQ(w, 1.0);
+  }
+  // NIC-aware keeps each member's count of experts.
+  std::vector<double> load(16, 10.0);
+  load[0] = load[1] = load[2] = load[3] = 100.0;
+  job.ep_comm.placement = ExpertPlacement::kNicAware;
+  const std::vector<std::uint32_t> member = place_experts(job, load);
+  std::vector<int> count(4, 0);
+  for (const std::uint32_t g : member) ++count[g];
+  EXPECT_EQ(count, (std::vector<int>{4, 4, 4, 4}));
+  EXPECT_EQ(member[0], 0u);
+  EXPECT_EQ(member[3], 3u);
+  // Without per-expert loads there is nothing to place by.
+  JobSpec no_file = routed_job();
+  no_file.ep_comm.placement = ExpertPlacement::kNicAware;
+  EXPECT_TRUE(test::Has(error_of([&] { no_file.resolve(16); }),
+                        "moe.expert_placement needs each expert's load: give a routing file"));
 }
 
 TEST_F(RoutingFile, MistakesAreOneLineNamingFileAndLine) {
