@@ -8,6 +8,8 @@
 #      simulation through the other launcher (mpirun when the sweep uses srun);
 #   2. resume: submit-sweep again must find every point done and submit only the
 #      report, and the array run over all points must skip them (files untouched);
+# every job under sbatch --export=NONE with a SHOAL_SLURM_SETUP hook, and shoal
+# behind a wrapper that fails a rank whose environment lacks the hook's mark;
 # and stops what it started (on success, failure or interruption), leaving the
 # machine as it found it. It fails, never skips, when Slurm cannot run here.
 #
@@ -234,10 +236,29 @@ done
 [ "$state" = idle ] || fail "node $node not idle after 60 s (state: ${state:-none})"
 say "node $node idle"
 
-# ---- the jobs: everything the scripts need comes from the environment.
-export SHOAL_BIN=$shoal SHOAL_HOME=$src SHOAL_RESULTS=$tmp/results SHOAL_LAUNCHER=$launcher
-export SHOAL_ARRAY_THROTTLE=2
-export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1   # one node: shared memory only
+# ---- the jobs run under sbatch --export=NONE: nothing of this shell's
+# environment reaches them. submit-sweep reads its settings from here and
+# passes them on as NAME=VALUE words; the site hook sets up the rest, and a
+# wrapper around shoal fails every rank whose environment lacks the hook's mark.
+cat >"$tmp/setup.sh" <<'EOF'
+# The site hook of the test (SHOAL_SLURM_SETUP): what `module load` would do.
+export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 # one node: shared memory only
+export SHOAL_TEST_SETUP=1
+echo "site setup: sourced (SHOAL_TEST_SETUP=1)"
+EOF
+mkdir -p "$tmp/bin"
+cat >"$tmp/bin/shoal" <<EOF
+#!/bin/bash
+# shoal, in a job only where the site hook's environment reached this process.
+if [ -n "\${SLURM_JOB_ID:-}" ] && [ "\${SHOAL_TEST_SETUP:-}" != 1 ]; then
+  echo "shoal wrapper: job \$SLURM_JOB_ID: SHOAL_TEST_SETUP unset, the hook's environment is missing" >&2
+  exit 97
+fi
+exec "$shoal" "\$@"
+EOF
+chmod 755 "$tmp/bin/shoal"
+export SHOAL_BIN=$tmp/bin/shoal SHOAL_HOME=$src SHOAL_RESULTS=$tmp/results SHOAL_LAUNCHER=$launcher
+export SHOAL_SLURM_SETUP=$tmp/setup.sh SHOAL_ARRAY_THROTTLE=2
 cd "$tmp/work"
 
 wait_jobs() {
@@ -274,14 +295,16 @@ sweep_files() { "$shoal" --quiet sweep "$sweep" --list --results "$tmp/results" 
 
 # ---- 1. the sweep, and one run.sbatch job through the other launcher.
 say "submitting $sweep ($points points, up to $max_ranks ranks, launcher $launcher)"
-out=$("$src/slurm/submit-sweep" "$sweep") || fail "submit-sweep failed: $out"
+out=$("$src/slurm/submit-sweep" "$sweep" --export=NONE) || fail "submit-sweep failed: $out"
 echo "$out"
 ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
 arrays=$(grep -c '^[0-9]* sweep array' <<<"$out" || true)
 [ "$(grep -c '^[0-9]* report' <<<"$out")" = 1 ] || fail "submit-sweep did not submit one report"
 [ "$arrays" -ge 1 ] || fail "submit-sweep submitted no array"
-run_id=$(SHOAL_LAUNCHER=$other SHOAL_RESULTS=$tmp/run sbatch --parsable --ntasks=2 \
-  --output="$tmp/run/run-%j.log" "$src/slurm/run.sbatch" "$src/configs/examples/figure-a.toml") ||
+# By hand under --export=NONE: the settings as words before the config.
+run_id=$(sbatch --parsable --export=NONE --ntasks=2 --output="$tmp/run/run-%j.log" \
+  "$src/slurm/run.sbatch" SHOAL_LAUNCHER="$other" SHOAL_RESULTS="$tmp/run" SHOAL_BIN="$SHOAL_BIN" \
+  SHOAL_SLURM_SETUP="$SHOAL_SLURM_SETUP" "$src/configs/examples/figure-a.toml") ||
   fail "sbatch slurm/run.sbatch failed"
 wait_jobs
 # shellcheck disable=SC2086  # the ids, one word each
@@ -300,6 +323,9 @@ pngs=$(find "$tmp/results/report" -name '*.png' | wc -l)
 [ "$pngs" -ge 1 ] || fail "no PNG plot in the report"
 logs=$(find "$tmp/results/logs" -name 'sweep-*.log' | wc -l)
 [ "$logs" = "$points" ] || fail "$logs per-point logs, expected $points"
+for f in "$tmp"/results/logs/*.log "$tmp"/run/run-*.log; do
+  grep -q '^site setup: sourced' "$f" || fail "$f: the job did not source SHOAL_SLURM_SETUP"
+done
 "$shoal" --quiet sweep "$sweep" --list --results "$tmp/results" | awk '!/^#/ && $5 != "done" { bad = 1 } END { exit bad }' ||
   fail "shoal sweep --list does not report every point done"
 say "$points points completed = 1, report with summary.csv and $pngs PNG(s), $logs point logs"
@@ -312,8 +338,9 @@ echo "$out"
 grep -q "nothing to run" <<<"$out" || fail "second submit-sweep did not find every point done"
 [ "$(grep -c '^[0-9]* sweep array' <<<"$out" || true)" = 0 ] || fail "second submit-sweep submitted arrays"
 ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
-again=$(sbatch --parsable --array="0-$((points - 1))" --ntasks=1 \
-  --output="$tmp/results/logs/again-%A_%a.log" "$src/slurm/sweep.sbatch" "$sweep") ||
+again=$(sbatch --parsable --array="0-$((points - 1))" --ntasks=1 --export=NONE \
+  --output="$tmp/results/logs/again-%A_%a.log" "$src/slurm/sweep.sbatch" SHOAL_BIN="$SHOAL_BIN" \
+  SHOAL_RESULTS="$SHOAL_RESULTS" SHOAL_SLURM_SETUP="$SHOAL_SLURM_SETUP" "$sweep") ||
   fail "sbatch slurm/sweep.sbatch over every point failed"
 wait_jobs
 # shellcheck disable=SC2086
