@@ -2,8 +2,9 @@
 # Real-Slurm test of slurm/ (issue 7): starts a private one-node Slurm cluster on
 # this machine (munged, slurmctld and slurmd on localhost, configured and kept in
 # a temp folder), then
-#   1. slurm/submit-sweep configs/sweeps/tiny.toml: one array per rank count and
-#      the report after them; every point's HDF5 must hold /meta completed = 1,
+#   1. slurm/submit-sweep configs/sweeps/tiny.toml: arrays of at most
+#      MaxArraySize (3 here: the 4 points need two arrays) and the report after
+#      them; every point's HDF5 must hold /meta completed = 1,
 #      the report summary.csv and PNG plots; meanwhile slurm/run.sbatch runs one
 #      simulation through the other launcher (mpirun when the sweep uses srun);
 #   2. resume: submit-sweep again must find every point done and submit only the
@@ -214,6 +215,9 @@ MailProg=/bin/true
 MinJobAge=3600
 # Start queued batch jobs at once rather than batched every 3 s: a quicker test.
 SchedulerParameters=batch_sched_delay=0
+# Array indices 0-2 only: submit-sweep must split tiny.toml's 4 points into two
+# arrays, reading the limit from scontrol show config.
+MaxArraySize=3
 KillWait=5
 $overrides
 NodeName=$node NodeAddr=127.0.0.1 CPUs=$cpus RealMemory=$mem State=UNKNOWN
@@ -300,7 +304,9 @@ echo "$out"
 ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
 arrays=$(grep -c '^[0-9]* sweep array' <<<"$out" || true)
 [ "$(grep -c '^[0-9]* report' <<<"$out")" = 1 ] || fail "submit-sweep did not submit one report"
-[ "$arrays" -ge 1 ] || fail "submit-sweep submitted no array"
+max_array=$(scontrol show config | awk '$1 == "MaxArraySize" { print $3 }')
+[ "$arrays" = $(((points + max_array - 1) / max_array)) ] ||
+  fail "submit-sweep submitted $arrays arrays for $points points of $max_ranks rank(s) under MaxArraySize=$max_array"
 # By hand under --export=NONE: the settings as words before the config.
 run_id=$(sbatch --parsable --export=NONE --ntasks=2 --output="$tmp/run/run-%j.log" \
   "$src/slurm/run.sbatch" SHOAL_LAUNCHER="$other" SHOAL_RESULTS="$tmp/run" SHOAL_BIN="$SHOAL_BIN" \
@@ -338,12 +344,18 @@ echo "$out"
 grep -q "nothing to run" <<<"$out" || fail "second submit-sweep did not find every point done"
 [ "$(grep -c '^[0-9]* sweep array' <<<"$out" || true)" = 0 ] || fail "second submit-sweep submitted arrays"
 ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
-again=$(sbatch --parsable --array="0-$((points - 1))" --ntasks=1 --export=NONE \
+# Tasks 0-2 for points 1-3 (SHOAL_POINTS): the indices stay below MaxArraySize.
+again=$(sbatch --parsable --array="0-$((points - 2))" --ntasks=1 --export=NONE \
   --output="$tmp/results/logs/again-%A_%a.log" "$src/slurm/sweep.sbatch" SHOAL_BIN="$SHOAL_BIN" \
-  SHOAL_RESULTS="$SHOAL_RESULTS" SHOAL_SLURM_SETUP="$SHOAL_SLURM_SETUP" "$sweep") ||
-  fail "sbatch slurm/sweep.sbatch over every point failed"
+  SHOAL_RESULTS="$SHOAL_RESULTS" SHOAL_SLURM_SETUP="$SHOAL_SLURM_SETUP" \
+  SHOAL_POINTS="1-$((points - 1))" "$sweep") ||
+  fail "sbatch slurm/sweep.sbatch over points 1-$((points - 1)) failed"
 wait_jobs
 # shellcheck disable=SC2086
 check_jobs $ids "$again"
 [ "$(stamps)" = "$before" ] || fail "a completed point's file changed on resubmission"
-say "resume: no point resubmitted, $points re-run point(s) skipped, files untouched"
+for ((p = 1; p < points; p++)); do
+  grep -q "^sweep.sbatch: point $p of " "$tmp"/results/logs/again-*.log ||
+    fail "no task of array $again ran point $p"
+done
+say "resume: no point resubmitted, $((points - 1)) re-run point(s) skipped, files untouched"
