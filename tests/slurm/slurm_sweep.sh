@@ -7,7 +7,10 @@
 #      them; every point's HDF5 must hold /meta completed = 1,
 #      the report summary.csv and PNG plots; meanwhile slurm/run.sbatch runs one
 #      simulation through the other launcher (mpirun when the sweep uses srun);
-#   2. resume: submit-sweep again must find every point done and submit only the
+#   2. the stop signal, sent to the batch shell as --signal=B:TERM sends it, must
+#      reach every rank of a run.sbatch job under each launcher (srun, mpirun),
+#      which stops with completed = 0 and exit status 3;
+#   3. resume: submit-sweep again must find every point done and submit only the
 #      report, and the array run over all points must skip them (files untouched);
 # every job under sbatch --export=NONE with a SHOAL_SLURM_SETUP hook, and shoal
 # behind a wrapper that fails a rank whose environment lacks the hook's mark;
@@ -244,13 +247,15 @@ say "node $node idle"
 # environment reaches them. submit-sweep reads its settings from here and
 # passes them on as NAME=VALUE words; the site hook sets up the rest, and a
 # wrapper around shoal fails every rank whose environment lacks the hook's mark.
+# The wrapper is what the launcher starts as a rank: it notes every SIGTERM it
+# gets in signals/JOBID.log and passes it on to shoal, its child.
 cat >"$tmp/setup.sh" <<'EOF'
 # The site hook of the test (SHOAL_SLURM_SETUP): what `module load` would do.
 export OMPI_MCA_btl=self,vader OMPI_MCA_pml=ob1 # one node: shared memory only
 export SHOAL_TEST_SETUP=1
 echo "site setup: sourced (SHOAL_TEST_SETUP=1)"
 EOF
-mkdir -p "$tmp/bin"
+mkdir -p "$tmp/bin" "$tmp/signals"
 cat >"$tmp/bin/shoal" <<EOF
 #!/bin/bash
 # shoal, in a job only where the site hook's environment reached this process.
@@ -258,7 +263,13 @@ if [ -n "\${SLURM_JOB_ID:-}" ] && [ "\${SHOAL_TEST_SETUP:-}" != 1 ]; then
   echo "shoal wrapper: job \$SLURM_JOB_ID: SHOAL_TEST_SETUP unset, the hook's environment is missing" >&2
   exit 97
 fi
-exec "$shoal" "\$@"
+rank=\${OMPI_COMM_WORLD_RANK:-\${PMIX_RANK:-\${SLURM_PROCID:-0}}}
+child=
+trap 'echo "rank \$rank: SIGTERM" >>"$tmp/signals/\${SLURM_JOB_ID:-none}.log"; kill -TERM \$child 2>/dev/null' TERM
+"$shoal" "\$@" &
+child=\$!
+while kill -0 \$child 2>/dev/null; do wait \$child; done
+wait \$child
 EOF
 chmod 755 "$tmp/bin/shoal"
 export SHOAL_BIN=$tmp/bin/shoal SHOAL_HOME=$src SHOAL_RESULTS=$tmp/results SHOAL_LAUNCHER=$launcher
@@ -336,7 +347,54 @@ done
   fail "shoal sweep --list does not report every point done"
 say "$points points completed = 1, report with summary.csv and $pngs PNG(s), $logs point logs"
 
-# ---- 2. resume: nothing left to run, and a point run again skips itself.
+# ---- 2. the stop signal reaches every rank under each launcher. Slurm's early
+# signal (--signal=B:TERM@SECONDS) goes to the batch shell alone, which must
+# pass it on; scancel --batch --signal=TERM sends the same, at a known moment
+# here: once shoal runs (its file exists, as NAME.h5.partial until it ends).
+# Every rank (the wrapper) must get SIGTERM, shoal must say it stopped by it,
+# keep its file with completed = 0 and exit 3, and the job with it.
+wait_job() {
+  local start=$SECONDS
+  while [ -n "$(squeue -h -j "$1" 2>/dev/null)" ]; do
+    ((SECONDS - start < timeout_s)) || fail "job $1 still queued or running after $timeout_s s"
+    sleep 0.2
+  done
+}
+long=(--set job.micro_batches=8 --set job.micro_batch_tokens=4096 --set job.iterations=4)
+for l in srun mpirun; do
+  dir=$tmp/stop-$l
+  mkdir -p "$dir"
+  id=$(sbatch --parsable --export=NONE --ntasks=2 --output="$dir/run-%j.log" "$src/slurm/run.sbatch" \
+    SHOAL_LAUNCHER="$l" SHOAL_RESULTS="$dir" SHOAL_BIN="$SHOAL_BIN" SHOAL_SLURM_SETUP="$SHOAL_SLURM_SETUP" \
+    "$src/configs/sweeps/tiny-base.toml" "${long[@]}") || fail "sbatch slurm/run.sbatch ($l) failed"
+  h5=$dir/tiny-base.h5
+  start=$SECONDS
+  until [ -f "$h5.partial" ]; do
+    ((SECONDS - start < timeout_s)) || fail "$l: no $h5.partial after $timeout_s s"
+    [ -n "$(squeue -h -j "$id" 2>/dev/null)" ] || fail "$l: job $id ended before shoal wrote $h5.partial"
+    sleep 0.2
+  done
+  sent=$(date +%s.%N)
+  scancel --batch --signal=TERM "$id" || fail "scancel --batch --signal=TERM $id failed"
+  wait_job "$id"
+  took=$("$py" -c "import sys, time; print(f'{time.time() - float(sys.argv[1]):.1f}')" "$sent")
+  line=$(scontrol -o show job "$id")
+  [[ $line == *" JobState=FAILED "* && $line == *" ExitCode=3:0 "* ]] ||
+    fail "$l: job $id: $(grep -o 'JobState=[^ ]*\|ExitCode=[^ ]*' <<<"$line" | tr '\n' ' ')(expected FAILED, 3:0)"
+  log=$(cat "$dir"/run-"$id".log)
+  grep -q '^shoal: stopped by SIGTERM' <<<"$log" || fail "$l: shoal did not stop by SIGTERM: $log"
+  grep -q '^run.sbatch: exit status 3$' <<<"$log" || fail "$l: run.sbatch did not exit 3: $log"
+  grep -q 'exit status 3$' "$dir/job.txt" || fail "$l: job.txt: $(cat "$dir/job.txt")"
+  for r in 0 1; do
+    grep -q "^rank $r: SIGTERM$" "$tmp/signals/$id.log" 2>/dev/null ||
+      fail "$l: rank $r got no SIGTERM ($(cat "$tmp/signals/$id.log" 2>/dev/null))"
+  done
+  read -r _ c < <(completed "$h5")
+  [ "$c" = 0 ] || fail "$l: $h5: completed = $c, expected 0"
+  say "SIGTERM to the batch shell, $l: both ranks got it, shoal stopped, completed = 0, exit 3, ${took} s after the signal"
+done
+
+# ---- 3. resume: nothing left to run, and a point run again skips itself.
 stamps() { stat -c '%n %i %Y %s' "${files[@]}"; }
 before=$(stamps)
 out=$("$src/slurm/submit-sweep" "$sweep") || fail "second submit-sweep failed: $out"
