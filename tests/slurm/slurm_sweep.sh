@@ -12,6 +12,10 @@
 #      which stops with completed = 0 and exit status 3;
 #   3. resume: submit-sweep again must find every point done and submit only the
 #      report, and the array run over all points must skip them (files untouched);
+#   meanwhile, from the start, the time limit: a sweep of one long point with
+#   --time=1 and SHOAL_SIGNAL_MARGIN=25 must be stopped by the early signal
+#   (completed = 0, exit 3, partial), and submitted again must complete
+#   (tests/slurm/submit_dry_run.sh checks the margin submit-sweep asks for);
 # every job under sbatch --export=NONE with a SHOAL_SLURM_SETUP hook, and shoal
 # behind a wrapper that fails a rank whose environment lacks the hook's mark;
 # and stops what it started (on success, failure or interruption), leaving the
@@ -79,7 +83,7 @@ dump_logs() {
     tail -n 60 "$f" >&2 || true
   done
   echo "---- job logs" >&2
-  for f in "$tmp"/results/logs/* "$tmp"/run/*.log; do
+  for f in "$tmp"/results/logs/* "$tmp"/run/*.log "$tmp"/long/logs/* "$tmp"/stop-*/*.log; do
     [ -f "$f" ] || continue
     echo "== $f" >&2
     tail -n 40 "$f" >&2 || true
@@ -228,6 +232,7 @@ PartitionName=test Nodes=$node Default=YES MaxTime=INFINITE State=UP
 EOF
 
 say "starting slurmctld and slurmd ($node: CPUs=$cpus RealMemory=$mem, ports $ctld_port/$slurmd_port) in $tmp"
+ctld_start=$SECONDS # slurmctld checks time limits 30 s after this, then every 30 s
 slurmctld -D -f "$SLURM_CONF" >"$tmp/log/slurmctld.out" 2>&1 &
 pids+=("$!")
 ctld_up=1
@@ -308,7 +313,35 @@ EOF
 }
 sweep_files() { "$shoal" --quiet sweep "$sweep" --list --results "$tmp/results" | awk '!/^#/ { print $6 }'; }
 
-# ---- 1. the sweep, and one run.sbatch job through the other launcher.
+# ---- 1. the sweep, and one run.sbatch job through the other launcher; first,
+# beside them, a sweep of one long point to be stopped by its time limit: the
+# least Slurm allows (1 minute) with SHOAL_SIGNAL_MARGIN=25. slurmctld checks
+# time limits every 30 s from 30 s after it starts, and sends the early signal
+# at the first check from 60 - 25 - 30 = 5 s into the job on. The job is held
+# and released 17 s after slurmctld started, first in the queue, so it starts
+# at once and the check 30 s after slurmctld's start signals it 10-15 s in,
+# while the point runs (12 iterations of about 2.8 s on one rank of the 2-core
+# machine of 2026-12-02: it still runs on a machine twice as fast).
+cat >"$tmp/long.toml" <<EOF
+# One point of 12 iterations.
+[sweep]
+base = "$src/configs/sweeps/tiny-base.toml"
+ranks = 1
+[set]
+job.micro_batches = 8
+job.micro_batch_tokens = 4096
+[axes]
+job.iterations = [12]
+EOF
+long_list() { "$shoal" --quiet sweep "$tmp/long.toml" --list --results "$tmp/long"; }
+long_h5=$(long_list | awk '!/^#/ { print $6 }')
+out=$(SHOAL_RESULTS=$tmp/long SHOAL_SIGNAL_MARGIN=25 "$src/slurm/submit-sweep" "$tmp/long.toml" \
+  --time=1 --export=NONE --hold) || fail "submit-sweep $tmp/long.toml failed: $out"
+echo "$out"
+long_array=$(awk '/^[0-9]+ sweep array/ { print $1 }' <<<"$out")
+[ -n "$long_array" ] || fail "submit-sweep submitted no array for $tmp/long.toml"
+long_ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
+
 say "submitting $sweep ($points points, up to $max_ranks ranks, launcher $launcher)"
 out=$("$src/slurm/submit-sweep" "$sweep" --export=NONE) || fail "submit-sweep failed: $out"
 echo "$out"
@@ -323,6 +356,9 @@ run_id=$(sbatch --parsable --export=NONE --ntasks=2 --output="$tmp/run/run-%j.lo
   "$src/slurm/run.sbatch" SHOAL_LAUNCHER="$other" SHOAL_RESULTS="$tmp/run" SHOAL_BIN="$SHOAL_BIN" \
   SHOAL_SLURM_SETUP="$SHOAL_SLURM_SETUP" "$src/configs/examples/figure-a.toml") ||
   fail "sbatch slurm/run.sbatch failed"
+while ((SECONDS - ctld_start < 17)); do sleep 0.2; done
+# shellcheck disable=SC2086  # the ids, one word each
+scontrol release $long_ids || fail "scontrol release $long_ids failed"
 wait_jobs
 # shellcheck disable=SC2086  # the ids, one word each
 check_jobs $ids "$run_id"
@@ -346,6 +382,23 @@ done
 "$shoal" --quiet sweep "$sweep" --list --results "$tmp/results" | awk '!/^#/ && $5 != "done" { bad = 1 } END { exit bad }' ||
   fail "shoal sweep --list does not report every point done"
 say "$points points completed = 1, report with summary.csv and $pngs PNG(s), $logs point logs"
+
+# The long point: stopped by the early signal, its file kept with completed = 0.
+line=$(scontrol -o show job "$long_array")
+[[ $line == *" JobState=FAILED "* && $line == *" ExitCode=3:0 "* ]] ||
+  fail "time limit: job $long_array: $(grep -o 'JobState=[^ ]*\|ExitCode=[^ ]*\|Reason=[^ ]*' <<<"$line" | tr '\n' ' ')(expected FAILED, 3:0)"
+log=$(cat "$tmp"/long/logs/sweep-"$long_array"_0.log)
+grep -q '^shoal: stopped by SIGTERM' <<<"$log" || fail "time limit: shoal did not stop by SIGTERM: $log"
+grep -q '^sweep.sbatch: point 0 exit status 3,' <<<"$log" || fail "time limit: not exit status 3: $log"
+grep -q '^rank 0: SIGTERM$' "$tmp/signals/$long_array.log" || fail "time limit: rank 0 got no SIGTERM"
+read -r _ c < <(completed "$long_h5")
+[ "$c" = 0 ] || fail "time limit: $long_h5: completed = $c, expected 0"
+[ "$(long_list | awk '!/^#/ { print $5 }')" = partial ] || fail "time limit: the point is not partial: $(long_list)"
+# Seconds into the job: from the script's first line to the signal.
+started=$(sed -n 's/^sweep.sbatch: point 0 of .*, \([^ ]*\)$/\1/p' <<<"$log")
+signalled=$(sed -n 's/^sweep.sbatch: SIGTERM at \([^ ]*\): .*/\1/p' <<<"$log")
+say "time limit: the point stopped by SIGTERM $(($(date -d "$signalled" +%s) - $(date -d "$started" +%s))) s" \
+  "into its job (--time=1, margin 25 s), completed = 0, exit 3, listed partial"
 
 # ---- 2. the stop signal reaches every rank under each launcher. Slurm's early
 # signal (--signal=B:TERM@SECONDS) goes to the batch shell alone, which must
@@ -395,6 +448,12 @@ for l in srun mpirun; do
 done
 
 # ---- 3. resume: nothing left to run, and a point run again skips itself.
+# Meanwhile the long point resumes: submitted again, it reruns and completes.
+out=$(SHOAL_RESULTS=$tmp/long "$src/slurm/submit-sweep" "$tmp/long.toml" --export=NONE) ||
+  fail "second submit-sweep $tmp/long.toml failed: $out"
+echo "$out"
+grep -q '1 points, 0 done, 1 to run' <<<"$out" || fail "the stopped point was not resubmitted"
+long_again=$(awk '/^[0-9]+ sweep array/ { print $1 }' <<<"$out")
 stamps() { stat -c '%n %i %Y %s' "${files[@]}"; }
 before=$(stamps)
 out=$("$src/slurm/submit-sweep" "$sweep") || fail "second submit-sweep failed: $out"
@@ -417,3 +476,8 @@ for ((p = 1; p < points; p++)); do
     fail "no task of array $again ran point $p"
 done
 say "resume: no point resubmitted, $((points - 1)) re-run point(s) skipped, files untouched"
+check_jobs "$long_again"
+read -r _ c < <(completed "$long_h5")
+[ "$c" = 1 ] || fail "time limit: resubmitted, $long_h5 has completed = $c"
+[ "$(long_list | awk '!/^#/ { print $5 }')" = "done" ] || fail "the resumed point is not done: $(long_list)"
+say "time limit: the stopped point, resubmitted, ran again and completed"

@@ -6,8 +6,10 @@
 # in exactly one array; the report must wait for every array. The limit comes
 # from `scontrol show config` (a stand-in here: MaxArraySize 700, and
 # max_array_tasks=600 lower), is 1001 when scontrol cannot answer (Slurm's
-# default) and SHOAL_MAX_ARRAY_SIZE when set. Then slurm/sweep.sbatch, run
-# outside Slurm with a stand-in shoal, must run the point its task id maps to.
+# default) and SHOAL_MAX_ARRAY_SIZE when set. Every array must ask for the
+# stop signal SHOAL_SIGNAL_MARGIN (120) seconds before its time limit. Then
+# slurm/sweep.sbatch, run outside Slurm with a stand-in shoal, must run the
+# point its task id maps to.
 #
 #   tests/slurm/submit_dry_run.sh SHOAL_BIN SOURCE_DIR
 set -euo pipefail
@@ -128,6 +130,25 @@ if SHOAL_MAX_ARRAY_SIZE=0 "$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" >"
 fi
 grep -q 'job arrays are disabled' "$tmp/0.out" || fail "MaxArraySize 0: $(cat "$tmp/0.out")"
 echo "ok   limit 0: refused (job arrays disabled)"
+
+# The stop signal: 120 s before the time limit to the batch shell, or
+# SHOAL_SIGNAL_MARGIN seconds; the report needs none.
+signals() { grep '^dry-run: .*sweep\.sbatch' "$1" | grep -o -- '--signal=[^ ]*' | sort | uniq -c | awk '{ print $1, $2 }'; }
+[ "$(signals "$tmp/default.out")" = "4 --signal=B:TERM@120" ] ||
+  fail "default margin: $(signals "$tmp/default.out") (expected --signal=B:TERM@120 on each of 4 arrays)"
+PATH=$tmp/no-slurm:$PATH SHOAL_SIGNAL_MARGIN=600 "$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" \
+  >"$tmp/margin.out" 2>&1 || fail "submit-sweep --dry-run failed: $(cat "$tmp/margin.out")"
+[ "$(signals "$tmp/margin.out")" = "4 --signal=B:TERM@600" ] || fail "SHOAL_SIGNAL_MARGIN=600: $(signals "$tmp/margin.out")"
+if grep '^dry-run: .*report\.sbatch' "$tmp/margin.out" | grep -q -- '--signal'; then
+  fail "the report job got a --signal"
+fi
+for bad in 0 -5 2m 70000; do
+  if SHOAL_SIGNAL_MARGIN=$bad "$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" >"$tmp/bad.out" 2>&1; then
+    fail "SHOAL_SIGNAL_MARGIN=$bad accepted"
+  fi
+  grep -q 'SHOAL_SIGNAL_MARGIN must be' "$tmp/bad.out" || fail "SHOAL_SIGNAL_MARGIN=$bad: $(cat "$tmp/bad.out")"
+done
+echo "ok   stop signal: --signal=B:TERM@120 on every array, @600 with SHOAL_SIGNAL_MARGIN=600, bad margins refused"
 
 # The job side: task I of an array runs the I-th point of its SHOAL_POINTS.
 cat >"$tmp/stand-in" <<'EOF'
