@@ -6,8 +6,10 @@
 #      mpirun) gets SIGTERM at its batch shell only (scancel --batch, as
 #      --signal=B:TERM sends it); every rank must get it, shoal must stop with
 #      completed = 0 and exit 3, and the job with it;
-#   2. slurm/submit-sweep configs/sweeps/tiny.toml: arrays of at most
-#      MaxArraySize (the 4 points take two) and the report after them; every
+#   2. slurm/submit-sweep configs/sweeps/tiny.toml --hold: arrays of at most
+#      MaxArraySize (the 4 points take two) and the report after them;
+#      submit-sweep again while they wait must submit nothing, and once the
+#      second array is cancelled, its point alone, then all run; every
 #      point's HDF5 must hold /meta completed = 1, the report summary.csv and
 #      PNG plots; beside it slurm/run.sbatch runs one simulation through the
 #      other launcher; a sweep of two points of which one fails at run time (a
@@ -16,7 +18,8 @@
 #      log and exit status; and a sweep of one long point with --time=1 and
 #      SHOAL_SIGNAL_MARGIN=25 must be stopped by the early signal (completed =
 #      0, exit 3, listed partial; tests/slurm/submit_dry_run.sh checks the
-#      margin submit-sweep asks for);
+#      margin submit-sweep asks for), and submit-sweep again while it is held,
+#      then running, must submit nothing;
 #   3. resume: submit-sweep again must find every point done and submit only the
 #      report, and an array over points 1-3 must skip them (files untouched);
 #      the failing sweep again must submit its failed point alone, and the long
@@ -356,6 +359,18 @@ echo "$out"
 long_array=$(awk '/^[0-9]+ sweep array/ { print $1 }' <<<"$out")
 [ -n "$long_array" ] || fail "submit-sweep submitted no array for $tmp/long.toml"
 long_ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
+long_report=$(awk '/^[0-9]+ report/ { print $1 }' <<<"$out")
+# submit-sweep again while the point is queued (held) or running: nothing twice.
+again_long() {
+  local out
+  out=$(SHOAL_RESULTS=$tmp/long SHOAL_SIGNAL_MARGIN=25 "$src/slurm/submit-sweep" "$tmp/long.toml" \
+    --time=1 --export=NONE) || fail "submit-sweep $tmp/long.toml again failed: $out"
+  echo "$out"
+  if grep -q '^[0-9]' <<<"$out"; then fail "submit-sweep again while the point is $1 submitted: $out"; fi
+  grep -q "nothing new to submit: 1 point(s) queued or running, their report $long_report queued" <<<"$out" ||
+    fail "submit-sweep again while the point is $1: $out"
+}
+again_long queued
 
 # ---- 1. the stop signal reaches every rank under each launcher. Slurm's early
 # signal (--signal=B:TERM@SECONDS) goes to the batch shell alone, which must
@@ -404,19 +419,46 @@ until [ "$(squeue -h -j "$long_array" -o %T 2>/dev/null)" = RUNNING ]; do
   sleep 0.2
 done
 say "the long point runs, $((SECONDS - ctld_start)) s after slurmctld started"
+again_long running
+say "submit-sweep again while the long point was queued, then running: nothing submitted"
 
 # ---- 2. beside it: the sweep, one run.sbatch job through the other launcher,
 # and a sweep with a point that fails at run time (the resource guard refuses
 # a 1 MiB memory limit, exit 1, although --check passes).
+# The sweep goes in held, so that it waits in the queue: a second
+# submit-sweep then submits nothing, and after one of its arrays is
+# cancelled, that array's points alone.
 say "submitting $sweep ($points points, up to $max_ranks ranks, launcher $launcher)"
-out=$("$src/slurm/submit-sweep" "$sweep" --export=NONE) || fail "submit-sweep failed: $out"
+out=$("$src/slurm/submit-sweep" "$sweep" --export=NONE --hold) || fail "submit-sweep failed: $out"
 echo "$out"
-ids=$(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out")
-arrays=$(grep -c '^[0-9]* sweep array' <<<"$out" || true)
-[ "$(grep -c '^[0-9]* report' <<<"$out")" = 1 ] || fail "submit-sweep did not submit one report"
+mapfile -t first_arrays < <(awk '/^[0-9]+ sweep array/ { print $1 }' <<<"$out")
+first_report=$(awk '/^[0-9]+ report/ { print $1 }' <<<"$out")
+[ -n "$first_report" ] || fail "submit-sweep did not submit a report"
 max_array=$(scontrol show config | awk '$1 == "MaxArraySize" { print $3 }')
-[ "$arrays" = $(((points + max_array - 1) / max_array)) ] ||
-  fail "submit-sweep submitted $arrays arrays for $points points of $max_ranks rank(s) under MaxArraySize=$max_array"
+[ "${#first_arrays[@]}" = $(((points + max_array - 1) / max_array)) ] ||
+  fail "submit-sweep submitted ${#first_arrays[@]} arrays for $points points of $max_ranks rank(s) under MaxArraySize=$max_array"
+out=$("$src/slurm/submit-sweep" "$sweep" --export=NONE --hold) || fail "second submit-sweep failed: $out"
+echo "$out"
+if grep -q '^[0-9]' <<<"$out"; then fail "second submit-sweep while the sweep is queued submitted: $out"; fi
+grep -q "nothing new to submit: $points point(s) queued or running, their report $first_report queued" <<<"$out" ||
+  fail "second submit-sweep while the sweep is queued: $out"
+# Its last array (point 3) cancelled while it waits: submitted again alone,
+# with a report after it and the first array.
+scancel "${first_arrays[1]}" || fail "scancel ${first_arrays[1]} failed"
+wait_job "${first_arrays[1]}"
+out=$("$src/slurm/submit-sweep" "$sweep" --export=NONE) || fail "third submit-sweep failed: $out"
+echo "$out"
+if ! grep -q "^[0-9]* sweep array: 1 point(s) at 1 rank(s): $((points - 1))\$" <<<"$out" ||
+  [ "$(grep -c '^[0-9]* sweep array' <<<"$out")" != 1 ]; then
+  fail "after cancelling point $((points - 1)), submit-sweep did not submit it alone: $out"
+fi
+last_array=$(awk '/^[0-9]+ sweep array/ { print $1 }' <<<"$out")
+grep -q "^[0-9]* report: after $last_array ${first_arrays[0]}\$" <<<"$out" ||
+  fail "the new report does not wait for the new array and the queued one: $out"
+# shellcheck disable=SC2086  # the ids, one word each
+scontrol release ${first_arrays[0]} "$first_report" || fail "scontrol release failed"
+ids="${first_arrays[0]} $first_report $(awk '$1 ~ /^[0-9]+$/ { print $1 }' <<<"$out" | paste -sd ' ')"
+say "submit-sweep again: nothing while all $points points were queued; point $((points - 1)) alone once its array was cancelled"
 # By hand under --export=NONE: the settings as words before the config.
 run_id=$(sbatch --parsable --export=NONE --ntasks=2 --output="$tmp/run/run-%j.log" \
   "$src/slurm/run.sbatch" SHOAL_LAUNCHER="$other" SHOAL_RESULTS="$tmp/run" SHOAL_BIN="$SHOAL_BIN" \
@@ -437,7 +479,7 @@ fail_report=$(awk '/^[0-9]+ report/ { print $1 }' <<<"$out")
 wait_jobs
 # shellcheck disable=SC2086  # the ids, one word each
 check_jobs $ids "$run_id"
-say "all jobs completed: $(tr '\n' ' ' <<<"$ids")(sweep) $run_id (run.sbatch via $other)"
+say "all jobs completed: $ids (sweep) $run_id (run.sbatch via $other)"
 
 mapfile -t files < <(sweep_files)
 [ "${#files[@]}" = "$points" ] || fail "--list names ${#files[@]} files, expected $points"

@@ -7,7 +7,8 @@
 # from `scontrol show config` (a stand-in here: MaxArraySize 700, and
 # max_array_tasks=600 lower), is 1001 when scontrol cannot answer (Slurm's
 # default) and SHOAL_MAX_ARRAY_SIZE when set. Every array must ask for the
-# stop signal SHOAL_SIGNAL_MARGIN (120) seconds before its time limit. Then
+# stop signal SHOAL_SIGNAL_MARGIN (120) seconds before its time limit. Points
+# that a squeue stand-in shows queued must not be submitted again. Then
 # slurm/sweep.sbatch, run outside Slurm with a stand-in shoal, must run the
 # point its task id maps to.
 #
@@ -56,7 +57,10 @@ echo "Configuration data as of 2026-12-02T21:00:00"
 echo "MaxArraySize            = 700"
 echo "SchedulerParameters     = batch_sched_delay=0,max_array_tasks=600,bf_continue"
 EOF
-chmod 755 "$tmp/no-slurm/scontrol" "$tmp/slurm-700/scontrol" "$tmp/slurm-600/scontrol"
+cp "$tmp/no-slurm/scontrol" "$tmp/no-slurm/squeue"
+chmod 755 "$tmp/no-slurm/scontrol" "$tmp/no-slurm/squeue" "$tmp/slurm-700/scontrol" "$tmp/slurm-600/scontrol"
+# No Slurm of this machine's answers: a dry run needs none.
+export PATH=$tmp/no-slurm:$PATH
 
 # submit-sweep's dry run -> "ARRAY SPEC|RANKS|POINTS" per array, and the report's dependency.
 arrays_of() {
@@ -110,7 +114,7 @@ check() {
 }
 
 # No Slurm to ask: Slurm's default, 1001.
-PATH=$tmp/no-slurm:$PATH "$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" >"$tmp/default.out" 2>&1 ||
+"$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" >"$tmp/default.out" 2>&1 ||
   fail "submit-sweep --dry-run failed: $(cat "$tmp/default.out")"
 grep -q 'at most 1001 tasks' "$tmp/default.out" || fail "no note of the 1001 fallback: $(cat "$tmp/default.out")"
 check 1001 4 "$tmp/default.out"
@@ -136,7 +140,7 @@ echo "ok   limit 0: refused (job arrays disabled)"
 signals() { grep '^dry-run: .*sweep\.sbatch' "$1" | grep -o -- '--signal=[^ ]*' | sort | uniq -c | awk '{ print $1, $2 }'; }
 [ "$(signals "$tmp/default.out")" = "4 --signal=B:TERM@120" ] ||
   fail "default margin: $(signals "$tmp/default.out") (expected --signal=B:TERM@120 on each of 4 arrays)"
-PATH=$tmp/no-slurm:$PATH SHOAL_SIGNAL_MARGIN=600 "$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" \
+SHOAL_SIGNAL_MARGIN=600 "$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" \
   >"$tmp/margin.out" 2>&1 || fail "submit-sweep --dry-run failed: $(cat "$tmp/margin.out")"
 [ "$(signals "$tmp/margin.out")" = "4 --signal=B:TERM@600" ] || fail "SHOAL_SIGNAL_MARGIN=600: $(signals "$tmp/margin.out")"
 if grep '^dry-run: .*report\.sbatch' "$tmp/margin.out" | grep -q -- '--signal'; then
@@ -149,6 +153,47 @@ for bad in 0 -5 2m 70000; do
   grep -q 'SHOAL_SIGNAL_MARGIN must be' "$tmp/bad.out" || fail "SHOAL_SIGNAL_MARGIN=$bad: $(cat "$tmp/bad.out")"
 done
 echo "ok   stop signal: --signal=B:TERM@120 on every array, @600 with SHOAL_SIGNAL_MARGIN=600, bad margins refused"
+
+# Points in the queue (a squeue stand-in): not submitted twice. Tasks 0-9 of
+# array 500 (points 0-1000) run or wait, with their report; other folders' jobs
+# do not count.
+mkdir -p "$tmp/queue"
+cat >"$tmp/queue/squeue" <<EOF
+#!/bin/sh
+cat "$tmp/queue.txt"
+EOF
+chmod 755 "$tmp/queue/squeue"
+{
+  for task in $(seq 0 9); do
+    printf '500\t%s\t%s\tshoal-sweep points=0-1000 results=%s\n' "$task" "$([ "$task" -lt 2 ] && echo RUNNING || echo PENDING)" "$tmp/results"
+  done
+  printf '501\tN/A\tPENDING\tshoal-report results=%s\n' "$tmp/results"
+  printf '502\t0\tPENDING\tshoal-sweep points=10-20 results=%s/other\n' "$tmp"
+  printf '503\tN/A\tRUNNING\t\n'
+} >"$tmp/queue.txt"
+PATH=$tmp/queue:$PATH "$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" >"$tmp/queued.out" 2>&1 ||
+  fail "submit-sweep --dry-run with a queue failed: $(cat "$tmp/queued.out")"
+grep -q ' 2500 points, 0 done, 10 queued or running (in 500), 2490 to run;' "$tmp/queued.out" ||
+  fail "queued points: $(grep '^submit-sweep: big' "$tmp/queued.out")"
+: >"$tmp/covered"
+while IFS='|' read -r _ _ points; do expand "$points" >>"$tmp/covered"; done < <(arrays_of "$tmp/queued.out")
+if [ "$(sort -n "$tmp/covered" | uniq | wc -l)" != 2490 ] || [ "$(sort -n "$tmp/covered" | head -n 1)" != 10 ]; then
+  fail "queued points: the arrays hold $(wc -l <"$tmp/covered") points from $(sort -n "$tmp/covered" | head -n 1)"
+fi
+dependency_of "$tmp/queued.out" | grep -q ':500$' || fail "the report does not wait for queued array 500: $(dependency_of "$tmp/queued.out")"
+# Everything queued, and its report: nothing to submit at all.
+{
+  for task in $(seq 0 1000); do printf '600\t%s\tPENDING\tshoal-sweep points=0-1000 results=%s\n' "$task" "$tmp/results"; done
+  for task in $(seq 0 1000); do printf '601\t%s\tPENDING\tshoal-sweep points=1001-2001 results=%s\n' "$task" "$tmp/results"; done
+  for task in $(seq 0 497); do printf '602\t%s\tPENDING\tshoal-sweep points=2002-2499 results=%s\n' "$task" "$tmp/results"; done
+  printf '603\tN/A\tPENDING\tshoal-report results=%s\n' "$tmp/results"
+} >"$tmp/queue.txt"
+PATH=$tmp/queue:$PATH "$src/slurm/submit-sweep" --dry-run "$tmp/big.toml" >"$tmp/all-queued.out" 2>&1 ||
+  fail "submit-sweep --dry-run with everything queued failed: $(cat "$tmp/all-queued.out")"
+if grep -q '^dry-run:' "$tmp/all-queued.out"; then fail "everything queued, yet: $(grep '^dry-run:' "$tmp/all-queued.out")"; fi
+grep -q 'nothing new to submit: 2500 point(s) queued or running, their report 603 queued' "$tmp/all-queued.out" ||
+  fail "everything queued: $(cat "$tmp/all-queued.out")"
+echo "ok   queued points: tasks of queued arrays mapped to their points and left out, the report after them; all queued: nothing submitted"
 
 # The job side: task I of an array runs the I-th point of its SHOAL_POINTS.
 cat >"$tmp/stand-in" <<'EOF'
