@@ -37,6 +37,9 @@ class ConfigFile {
   /// relative to the config's folder unless absolute, or where map_inputs()
   /// put it. Every file resolved here is listed by inputs().
   std::string input(std::string_view role, const std::string& name);
+  /// Where input() would find `name`, without listing it: to test which of
+  /// several candidate files exist (a Chakra trace's rank files).
+  std::string locate(const std::string& name) const;
   const std::vector<InputFile>& inputs() const { return inputs_; }
   /// Reads the files named `name` (as the config spells it) from other paths:
   /// `shoal rerun` gives the copies it took from an output's /meta.
