@@ -1,5 +1,5 @@
 // Chakra execution traces (MLCommons Chakra, as ASTRA-sim reads them) into a
-// Dag. A trace "DIR/NAME" is the files NAME.0.et ...
+// Dag, and a Dag out as one. A trace "DIR/NAME" is the files NAME.0.et ...
 // NAME.(N-1).et in DIR, one per NPU; docs/workloads.md ("Chakra") says how each
 // node becomes tasks and coflows:
 // - COMP_NODE: a compute task (duration_micros, the exact "shoal_duration_ps"
@@ -65,5 +65,23 @@ std::vector<std::string> chakra_rank_names(
 /// file and the node. Does not check GPU ids against a fabric: call validate().
 ChakraSummary load_chakra_trace(const std::string& prefix, const std::vector<std::string>& paths,
                                 const ChakraOptions& options, Dag& dag);
+
+/// What an export wrote.
+struct ChakraExport {
+  std::vector<std::string> files;  // NAME.i.et, and NAME.comm_groups.json when any collective
+  std::uint64_t nodes = 0;
+  std::uint64_t collectives = 0;  // coflows written as COMM_COLL_NODEs
+  std::uint64_t messages = 0;     // flows written as a send and a receive
+};
+
+/// The files an export to `prefix` for `gpus` GPUs writes.
+std::vector<std::string> chakra_export_files(const std::string& prefix, GpuId gpus);
+
+/// Writes GPU i's part of `dag` as `prefix`.i.et for every GPU i < `gpus`
+/// (each file whole, through a temporary one): tasks as COMP_NODEs, a coflow
+/// in which every member sends the same bytes to every other as an all-to-all
+/// COMM_COLL_NODE, any other as sends and receives (docs/workloads.md).
+/// Importing the files gives `dag` back, coflow for coflow.
+ChakraExport write_chakra_trace(const Dag& dag, GpuId gpus, const std::string& prefix);
 
 }  // namespace shoal::work
