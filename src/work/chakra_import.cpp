@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <deque>
-#include <filesystem>
 #include <limits>
 #include <map>
 #include <optional>
@@ -528,90 +527,6 @@ class Importer {
 };
 
 }  // namespace
-
-namespace {
-
-/// "1 NPU", "2 NPUs".
-std::string count_of(std::uint64_t n, std::string_view thing) {
-  return std::to_string(n) + " " + std::string(thing) + (n == 1 ? "" : "s");
-}
-
-/// "2 METADATA_NODE, 1 MEM_LOAD_NODE" from counts by name.
-std::string list_counts(const std::map<std::string, std::uint64_t>& counts, bool count_after) {
-  std::string out;
-  for (const auto& [what, n] : counts) {
-    out += (out.empty() ? "" : ", ") +
-           (count_after ? what + " (" + std::to_string(n) + ")" : std::to_string(n) + " " + what);
-  }
-  return out;
-}
-
-}  // namespace
-
-std::string ChakraSummary::line() const {
-  std::string out = "chakra trace " + trace + ": " + count_of(npus, "NPU") + ", " +
-                    count_of(nodes, "node") + ": " + count_of(compute, "compute task");
-  if (compute_from_ops > 0) out += " (" + std::to_string(compute_from_ops) + " timed by num_ops)";
-  std::uint64_t total = 0;
-  for (const auto& [kind, n] : collectives) total += n;
-  out += ", " + count_of(messages, "message") + ", " + count_of(total, "collective");
-  if (total > 0) out += " (" + list_counts(collectives, false) + ")";
-  if (single_npu_collectives > 0) {
-    out += " (" + std::to_string(single_npu_collectives) + " on one NPU: zero-time tasks)";
-  }
-  out += ", as " + count_of(coflows, "coflow");
-  std::uint64_t zero = 0;
-  for (const auto& [type, n] : zero_time) zero += n;
-  out += "; " + count_of(zero, "zero-time node");
-  if (zero > 0) out += " (" + list_counts(zero_time, false) + ")";
-  if (join_tasks > 0) out += ", " + count_of(join_tasks, "zero-time wait") + " at receivers";
-  out += "; not modelled: " +
-         (not_modelled.empty() ? std::string("nothing") : list_counts(not_modelled, true));
-  for (const std::string& v : unknown_versions) {
-    out += "; version \"" + v + "\" read as " + std::string(chakra::kChakraVersion);
-  }
-  return out;
-}
-
-std::vector<std::string> chakra_rank_names(
-    const std::string& prefix, const std::function<std::string(const std::string&)>& locate) {
-  namespace fs = std::filesystem;
-  auto rank_name = [&](std::size_t i) { return prefix + "." + std::to_string(i) + ".et"; };
-  std::vector<std::string> names;
-  std::error_code ec;
-  while (names.size() <= kMaxGpuId && fs::is_regular_file(locate(rank_name(names.size())), ec)) {
-    names.push_back(rank_name(names.size()));
-  }
-  // A higher rank file past the first one missing: a hole, not a smaller trace.
-  const fs::path first = locate(rank_name(0));
-  const std::string stem = fs::path(prefix).filename().string() + ".";
-  std::optional<std::uint64_t> beyond;
-  for (fs::directory_iterator it(first.parent_path().empty() ? "." : first.parent_path(), ec), end;
-       !ec && it != end; it.increment(ec)) {
-    const std::string file = it->path().filename().string();
-    if (file.size() <= stem.size() + 3 || file.rfind(stem, 0) != 0 ||
-        file.compare(file.size() - 3, 3, ".et") != 0) {
-      continue;
-    }
-    const std::string digits = file.substr(stem.size(), file.size() - stem.size() - 3);
-    if (digits.empty() || digits.size() > 9 ||
-        !std::all_of(digits.begin(), digits.end(), [](char c) { return c >= '0' && c <= '9'; })) {
-      continue;
-    }
-    const std::uint64_t k = std::stoull(digits);
-    if (k >= names.size() && (!beyond || k < *beyond)) beyond = k;
-  }
-  if (beyond) {
-    throw Error("chakra trace " + prefix + ": " + rank_name(*beyond) + " exists but " +
-                rank_name(names.size()) +
-                " does not (rank files are numbered from 0 without a gap)");
-  }
-  if (names.empty()) {
-    throw Error("chakra trace " + prefix + ": no rank file " + rank_name(0) +
-                " (a trace DIR/NAME is the files NAME.0.et, NAME.1.et, ... in DIR)");
-  }
-  return names;
-}
 
 ChakraSummary load_chakra_trace(const std::string& prefix, const std::vector<std::string>& paths,
                                 const ChakraOptions& options, Dag& dag) {

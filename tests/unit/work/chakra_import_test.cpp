@@ -11,8 +11,10 @@
 
 #include "chakra_files.hpp"
 #include "error_checks.hpp"
+#include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/work/chakra_trace.hpp"
+#include "shoal/work/workload_config.hpp"
 #include "shoal/work/workload_loader.hpp"
 
 namespace shoal::work {
@@ -304,6 +306,49 @@ TEST(ChakraImport, AnotherVersionIsReadAndNamed) {
   ChakraSummary s;
   load(dir.prefix(), kRing, &s);
   EXPECT_TRUE(Has(s.line(), "version \"0.0.3\" read as 0.0.4"));
+}
+
+/// [workload] of a run config naming a trace, read for a fabric of `gpus` GPUs.
+Dag read_config_workload(const Scratch& dir, const std::string& table, GpuId gpus,
+                         std::vector<config::InputFile>* inputs = nullptr) {
+  const std::string path = dir.prefix("run") + ".toml";
+  std::ofstream(path) << table;
+  config::ConfigFile config(path);
+  Dag dag;
+  read_workload(config, gpus, 8, dag);
+  config.reject_unknown();
+  if (inputs != nullptr) *inputs = config.inputs();
+  return dag;
+}
+
+TEST(ChakraImport, TheRunConfigsWorkloadTable) {
+  const Scratch dir;
+  const std::string trace = astra_trace("all_to_all", 4);
+  const std::string head = "[workload]\nformat = \"chakra\"\nfile = \"" + trace + "\"\n";
+  std::vector<config::InputFile> inputs;
+  const Dag dag = read_config_workload(
+      dir, head + "collective = \"direct\"\ngpus = [3, 5, 7, 9]\n[gpu]\npeak_tflops = 100\n", 16,
+      &inputs);
+  ASSERT_EQ(dag.coflows().size(), 1u);
+  std::set<GpuId> used;
+  for (const Flow& f : dag.flows()) used.insert(f.src);
+  EXPECT_EQ(used, (std::set<GpuId>{3, 5, 7, 9}));
+  // Each rank file is an input of the run, for /meta and rerun.
+  ASSERT_EQ(inputs.size(), 4u);
+  EXPECT_EQ(inputs[3].name, trace + ".3.et");
+  EXPECT_EQ(inputs[3].role, "workload");
+  const std::string config = "config " + dir.prefix("run") + ".toml: ";
+  EXPECT_EQ(error_of([&] { read_config_workload(dir, head + "collective = \"tree\"\n", 16); }),
+            config +
+                "workload.collective: unknown collective algorithm \"tree\" (use ring or "
+                "direct)");
+  EXPECT_EQ(error_of([&] { read_config_workload(dir, head + "gpus = [0, 1, 2, 16]\n", 16); }),
+            config + "workload.gpus: GPU 16 is outside the fabric (GPUs 0..15)");
+  EXPECT_EQ(error_of([&] { read_config_workload(dir, head, 2); }),
+            "chakra trace " + trace +
+                ": 4 NPUs on a fabric of 2 GPUs (place them with [workload] gpus = [...])");
+  EXPECT_EQ(error_of([&] { read_config_workload(dir, head + "[gpu]\nefficiency = 0.5\n", 16); }),
+            config + "gpu.efficiency needs gpu.peak_tflops");
 }
 
 // ---- malformed traces: one line naming the file and the node ----
