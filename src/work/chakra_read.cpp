@@ -245,9 +245,11 @@ class NodeReader {
   void read_labels(const Attributes& attrs, TraceNode& out) {
     // A node on the CPU would run beside the GPU's work in ASTRA-sim; Shoal
     // runs every node of an NPU on its GPU, which is what false says.
-    if (const Attribute* cpu = find(attrs, "is_cpu_op");
-        cpu != nullptr && !(cpu->value_case() == Attribute::kBoolVal && !cpu->bool_val())) {
-      ++summary_.not_modelled["attribute is_cpu_op (true)"];
+    if (const Attribute* cpu = find(attrs, "is_cpu_op"); cpu != nullptr) {
+      const bool on_gpu = cpu->value_case() == Attribute::kBoolVal
+                              ? !cpu->bool_val()
+                              : integer_value(*cpu).value_or(1) == 0;  // some writers use 0/1
+      if (!on_gpu) ++summary_.not_modelled["attribute is_cpu_op (true)"];
     }
     auto index = [&](std::string_view name) -> std::optional<std::uint64_t> {
       const auto v = integer(attrs, name);

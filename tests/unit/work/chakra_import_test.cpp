@@ -148,6 +148,7 @@ TEST(ChakraImport, EveryNodeTypeKeepsItsDependencies) {
   with(load, "tensor_size", 4096);
   et::Node work = compute(3, 7, {2});
   work.set_start_time_micros(99);
+  with(work, "is_cpu_op", 1);  // a CPU op runs on the GPU's timeline in Shoal: counted
   et::Node store = node(4, et::MEM_STORE_NODE, {3});
   et::Node invalid = node(5, et::INVALID_NODE, {4});
   et::Node storage = node(6, et::STORAGE_NODE, {5});
@@ -172,7 +173,9 @@ TEST(ChakraImport, EveryNodeTypeKeepsItsDependencies) {
   EXPECT_TRUE(Has(line,
                   "7 zero-time nodes (1 BATCH_NODE, 1 CHECKPOINT_NODE, 1 INVALID_NODE, 1 "
                   "MEM_LOAD_NODE, 1 MEM_STORE_NODE, 1 METADATA_NODE, 1 STORAGE_NODE)"));
-  EXPECT_TRUE(Has(line, "not modelled: attribute tensor_size (1), field start_time_micros (1)"));
+  EXPECT_TRUE(Has(line,
+                  "not modelled: attribute is_cpu_op (true) (1), attribute tensor_size (1), "
+                  "field start_time_micros (1)"));
 }
 
 TEST(ChakraImport, ComputeTimesFromDurationExactPicosecondsOrOps) {
