@@ -1,8 +1,11 @@
 // `shoal traffic CONFIG` and `shoal dag CONFIG --gpu G -o dag.json`: a training
-// run config's traffic and one GPU's DAG, without simulating.
+// run config's traffic and one GPU's DAG, without simulating; `shoal dag CONFIG
+// --format chakra -o DIR/NAME`: every GPU's DAG as a Chakra trace.
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
+#include <filesystem>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <ostream>
@@ -13,6 +16,7 @@
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
+#include "shoal/work/chakra_trace.hpp"
 #include "shoal/work/training_dag.hpp"
 
 namespace shoal::cli {
@@ -23,6 +27,7 @@ struct TrainingArgs {
   std::vector<std::string> overrides;
   std::int64_t gpu = -1;
   std::string output;
+  std::string format = "json";
   bool force = false;
 };
 
@@ -93,7 +98,60 @@ int traffic(const TrainingArgs& args) {
   return 0;
 }
 
+/// The files of a Chakra trace DIR/NAME there now: NAME.K.et for any K, and
+/// NAME.comm_groups.json.
+std::vector<std::string> chakra_files_present(const std::string& prefix) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::path(prefix).parent_path();
+  const std::string stem = fs::path(prefix).filename().string() + ".";
+  std::vector<std::string> found;
+  std::error_code ec;
+  for (fs::directory_iterator it(folder.empty() ? "." : folder, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string file = it->path().filename().string();
+    if (file.rfind(stem, 0) != 0) continue;
+    const std::string rest = file.substr(stem.size());
+    const bool rank_file =
+        rest.size() > 3 && rest.compare(rest.size() - 3, 3, ".et") == 0 &&
+        std::all_of(rest.begin(), rest.end() - 3, [](char c) { return c >= '0' && c <= '9'; });
+    if (rank_file || rest == "comm_groups.json") found.push_back((folder / file).string());
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+/// Every GPU's part of the config's DAG (any workload) as NAME.i.et; the
+/// overwrite rule of -o covers all of a trace's files, and --force removes a
+/// bigger trace's rank files beyond this one's, which a reader would take for
+/// more NPUs.
+int dag_chakra(const TrainingArgs& args) {
+  if (args.gpu >= 0) throw Error("--gpu: --format chakra writes every GPU's DAG");
+  const std::vector<std::string> present = chakra_files_present(args.output);
+  if (!present.empty() && !args.force) {
+    throw Error("-o " + args.output + ": " + present.front() +
+                " exists (a trace DIR/NAME is all of NAME.*.et; --force overwrites them)");
+  }
+  core::require_new_output(args.output + ".0.et", args.force, "-o");
+  RunSetup setup;
+  read_config(args.config, args.overrides, 1, setup);
+  const work::GpuId gpus = setup.dag.gpus_used();
+  const std::vector<std::string> files = work::chakra_export_files(args.output, gpus);
+  for (const std::string& file : files) core::require_new_output(file, args.force, "-o");
+  const work::ChakraExport out = work::write_chakra_trace(setup.dag, gpus, args.output);
+  for (const std::string& stale : present) {
+    if (std::find(files.begin(), files.end(), stale) == files.end()) std::filesystem::remove(stale);
+  }
+  fmt::print(
+      "{} GPUs: {} nodes ({} coflows as all-to-all collectives, {} flows as sends and receives) "
+      "written to {}.0.et .. {}.{}.et and {}.comm_groups.json\n",
+      gpus, out.nodes, out.collectives, out.messages, args.output, args.output, gpus - 1,
+      args.output);
+  return 0;
+}
+
 int dag(const TrainingArgs& args) {
+  if (args.format == "chakra") return dag_chakra(args);
+  if (args.gpu < 0) throw Error("--gpu: which GPU's DAG to write (required with --format json)");
   core::require_new_output(args.output, args.force, "-o");
   const RunSetup setup = read_training(args);
   const work::Dag& d = setup.dag;
@@ -176,12 +234,21 @@ void add_training_commands(CLI::App& app, Action& action) {
     };
   });
   CLI::App* d = app.add_subcommand(
-      "dag", "Write one GPU's part of a training config's DAG in the workload format (JSON)");
-  d->add_option("config", args->config, "Run config (TOML) with [workload] job or jobs")
+      "dag",
+      "Write one GPU's part of a training config's DAG in the workload format (JSON), or every "
+      "GPU's DAG of any run config as a Chakra trace (--format chakra)");
+  d->add_option("config", args->config,
+                "Run config (TOML): with [workload] job or jobs for JSON, any for chakra")
       ->required()
       ->check(CLI::ExistingFile);
-  d->add_option("--gpu", args->gpu, "The GPU")->required();
-  d->add_option("-o,--output", args->output, "The JSON file to write")->required();
+  d->add_option("--gpu", args->gpu, "The GPU (JSON only)");
+  d->add_option(
+       "--format", args->format,
+       "json (one GPU's DAG) or chakra (NAME.0.et ... one file per GPU, docs/workloads.md)")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"json", "chakra"}));
+  d->add_option("-o,--output", args->output, "The JSON file to write, or DIR/NAME for chakra")
+      ->required();
   d->add_flag("--force", args->force, "Overwrite an existing output file");
   d->add_option("--set", args->overrides, "Override a config value: TABLE.KEY=VALUE (repeatable)");
   d->callback([&action, args] {

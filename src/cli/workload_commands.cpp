@@ -8,6 +8,8 @@
 #include "commands.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
+#include "shoal/core/files.hpp"
+#include "shoal/work/chakra_trace.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/workload_loader.hpp"
 
@@ -18,12 +20,24 @@ struct WorkloadArgs {
   std::string file;
   std::uint32_t gpus = 0;
   std::string format = "auto";
+  std::string collective = "ring";
 };
 
 int check_workload(const core::Comm& world, const WorkloadArgs& args) {
   return on_rank_zero(world, [&] {
     work::Dag dag;
-    work::load_workload(args.file, args.format, dag);
+    std::string chakra_summary;
+    if (args.format == "chakra") {
+      work::ChakraOptions options;
+      options.collective = work::parse_collective_algorithm(args.collective);
+      const auto same = [](const std::string& name) { return name; };
+      chakra_summary =
+          work::load_chakra_trace(args.file, work::chakra_rank_names(args.file, same), options, dag)
+              .line();
+    } else {
+      core::require_input_file(args.file, "workload");
+      work::load_workload(args.file, args.format, dag);
+    }
     const work::GpuId gpus = args.gpus > 0 ? args.gpus : dag.gpus_used();
     try {
       dag.validate(gpus);
@@ -31,6 +45,7 @@ int check_workload(const core::Comm& world, const WorkloadArgs& args) {
       throw Error("workload " + args.file + ": " + e.what());
     }
     fmt::print("workload {}: valid for {} GPUs\n", args.file, gpus);
+    if (!chakra_summary.empty()) fmt::print("  {}\n", chakra_summary);
     fmt::print("  compute tasks: {}\n", dag.tasks().size());
     fmt::print("  coflows:       {} ({} flows, {})\n", dag.coflows().size(), dag.flows().size(),
                format_bytes_short(dag.total_bytes()));
@@ -61,14 +76,20 @@ void add_workload_commands(CLI::App& app, Action& action) {
   auto args = std::make_shared<WorkloadArgs>();
   CLI::App* check = workload->add_subcommand(
       "check",
-      "Read and validate a workload (tasks, coflows and patterns in TOML or JSON, or an htsim "
-      "connection matrix) and summarise it");
-  check->add_option("file", args->file, "Workload file")->required()->check(CLI::ExistingFile);
+      "Read and validate a workload (tasks, coflows and patterns in TOML or JSON, an htsim "
+      "connection matrix or a Chakra trace) and summarise it");
+  check->add_option("file", args->file, "Workload file (for a Chakra trace: DIR/NAME)")->required();
   check
       ->add_option("--format", args->format,
-                   "toml, htsim (a connection matrix) or auto: .toml files are TOML")
+                   "toml, json, htsim (a connection matrix), chakra (NAME.0.et, NAME.1.et ...) or "
+                   "auto: .toml and .json files by their extension")
       ->capture_default_str()
-      ->check(CLI::IsMember({"auto", "toml", "htsim"}));
+      ->check(CLI::IsMember({"auto", "toml", "json", "htsim", "chakra"}));
+  check
+      ->add_option("--collective", args->collective,
+                   "A Chakra trace's collectives as ring steps or one direct coflow")
+      ->capture_default_str()
+      ->check(CLI::IsMember({"ring", "direct"}));
   check->add_option("--gpus", args->gpus,
                     "GPUs of the fabric it is for (default: as many as the workload uses)");
   check->callback([&action, args] {

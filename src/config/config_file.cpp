@@ -78,19 +78,20 @@ ConfigFile::ConfigFile(const std::string& path, const std::vector<std::string>& 
   }
 }
 
+std::string ConfigFile::locate(const std::string& name, const std::string& folder) const {
+  if (const auto mapped = input_map_.find(name); mapped != input_map_.end()) return mapped->second;
+  const std::filesystem::path p(name);
+  return p.is_absolute() ? p.string()
+                         : (std::filesystem::path(folder.empty() ? folder_ : folder) / p).string();
+}
+
 std::string ConfigFile::input(std::string_view role, const std::string& name) {
   return input(role, name, folder_);
 }
 
 std::string ConfigFile::input(std::string_view role, const std::string& name,
                               const std::string& folder) {
-  std::string file;
-  if (const auto mapped = input_map_.find(name); mapped != input_map_.end()) {
-    file = mapped->second;
-  } else {
-    const std::filesystem::path p(name);
-    file = p.is_absolute() ? p.string() : (std::filesystem::path(folder) / p).string();
-  }
+  std::string file = locate(name, folder);
   inputs_.push_back({std::string(role), name, file});
   return file;
 }

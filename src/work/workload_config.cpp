@@ -3,11 +3,63 @@
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
 #include "shoal/work/case_ii_panel.hpp"
+#include "shoal/work/chakra_trace.hpp"
 #include "shoal/work/job_file.hpp"
 #include "shoal/work/training_dag.hpp"
 #include "shoal/work/workload_loader.hpp"
 
 namespace shoal::work {
+
+namespace {
+
+/// A Chakra trace named by [workload] file = "DIR/NAME": its options from
+/// [workload] (collective, gpus) and [gpu] (the rate of num_ops), each rank
+/// file an input of the run (recorded for /meta, found again by rerun).
+std::string read_chakra_workload(config::ConfigFile& config, const std::string& prefix, GpuId gpus,
+                                 Dag& dag) {
+  const std::string where = "config " + config.path() + ": ";
+  constexpr std::string_view w = "workload";
+  ChakraOptions options;
+  try {
+    options.collective =
+        parse_collective_algorithm(config.string(w, "collective").value_or("ring"));
+  } catch (const Error& e) {
+    throw Error(where + "workload.collective: " + e.what());
+  }
+  if (const auto list = config.integers(w, "gpus")) {
+    for (const std::int64_t g : *list) {
+      if (g < 0 || g >= gpus) {
+        throw Error(where + "workload.gpus: GPU " + std::to_string(g) +
+                    " is outside the fabric (GPUs 0.." + std::to_string(gpus - 1) + ")");
+      }
+      options.gpus.push_back(static_cast<GpuId>(g));
+    }
+  }
+  const auto peak = config.number("gpu", "peak_tflops");
+  const auto efficiency = config.number("gpu", "efficiency");
+  if (efficiency && !peak) throw Error(where + "gpu.efficiency needs gpu.peak_tflops");
+  if (peak) {
+    const double e = efficiency.value_or(GpuSpec{}.efficiency);
+    if (!(*peak > 0) || !(e > 0) || e > 1) {
+      throw Error(where + "gpu: peak_tflops must be positive and efficiency in (0, 1]");
+    }
+    options.flops_per_second = *peak * e * 1e12;
+  }
+  const auto locate = [&](const std::string& name) { return config.locate(name); };
+  std::vector<std::string> paths;
+  for (const std::string& name : chakra_rank_names(prefix, locate)) {
+    paths.push_back(config.input("workload", name));
+  }
+  if (options.gpus.empty() && paths.size() > gpus) {
+    throw Error("chakra trace " + prefix + ": " + std::to_string(paths.size()) +
+                " NPUs on a fabric of " + std::to_string(gpus) +
+                " GPUs (place them with [workload] gpus = [...])");
+  }
+  load_chakra_trace(prefix, paths, options, dag);
+  return prefix;
+}
+
+}  // namespace
 
 Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpus_per_server,
                        Dag& dag) {
@@ -70,6 +122,8 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
     } catch (const Error& e) {
       throw Error(prefix + "workload: " + e.what());
     }
+  } else if (config.string(w, "format") == "chakra") {
+    workload.name = read_chakra_workload(config, *file, gpus, dag);
   } else {
     workload.name = config.input("workload", *file);
     core::require_input_file(workload.name, "workload");

@@ -26,10 +26,11 @@ seconds=${SHOAL_FUZZ_TIME:-120}
 # a seeds_NAME function below (seeds from shipped files), optionally seeds in
 # tests/fuzz/corpus/NAME/ and a dictionary tests/fuzz/dict/NAME.dict (or a line
 # in dict_of).
-all_targets=(units config_file run_config dag_toml dag_json htsim partition job_file sweep_file)
+all_targets=(units config_file run_config dag_toml dag_json htsim partition job_file sweep_file
+             chakra)
 declare -A max_len=([units]=64 [config_file]=16384 [run_config]=16384 [dag_toml]=16384
                     [dag_json]=16384 [htsim]=4096 [partition]=2048 [job_file]=4096
-                    [sweep_file]=4096)
+                    [sweep_file]=4096 [chakra]=4096)
 dict_of() {
   case $1 in
     config_file | run_config | job_file | sweep_file) echo config ;;
@@ -67,6 +68,19 @@ seeds_htsim() { find "$repo/configs" -name '*.cm' | xargs -r cp -t "$1"; }
 seeds_partition() { cp "$repo"/partitions/*.part "$1"; }
 seeds_sweep_file() { find "$repo/configs" -name '*.toml' | xargs -r grep -l '^\[sweep\]' | xargs -r cp -t "$1"; }
 seeds_job_file() { cp "$repo"/jobs/*.toml "$repo"/configs/examples/two-jobs/*.toml "$1"; }
+seeds_chakra() {
+  # Each of ASTRA-sim's 4-NPU traces, its rank files joined as chakra.cpp splits them.
+  local trace i
+  for trace in "$repo"/tests/data/chakra/*/4npus_1MB/*.0.et; do
+    trace=${trace%.0.et}
+    {
+      for i in 0 1 2 3; do
+        if [ "$i" -gt 0 ]; then printf '\n--rank--\n'; fi
+        cat "$trace.$i.et"
+      done
+    } >"$1/$(basename "$trace")"
+  done
+}
 
 targets=("$@")
 [ ${#targets[@]} -gt 0 ] || targets=("${all_targets[@]}")

@@ -39,6 +39,10 @@ class ConfigFile {
   std::string input(std::string_view role, const std::string& name);
   /// The same for a name another file spelled, relative to `folder`.
   std::string input(std::string_view role, const std::string& name, const std::string& folder);
+  /// Where input() would find `name` (relative to `folder`, by default the
+  /// config's), without listing it: to test which of several candidate files
+  /// exist (a Chakra trace's rank files).
+  std::string locate(const std::string& name, const std::string& folder = {}) const;
   const std::vector<InputFile>& inputs() const { return inputs_; }
   /// Reads the files named `name` (as the config spells it) from other paths:
   /// `shoal rerun` gives the copies it took from an output's /meta.

@@ -9,8 +9,10 @@
 namespace shoal::work {
 
 /// `format`: "toml", "json" (both the DAG format of docs/workloads.md), "htsim"
-/// (a connection matrix), or "auto": .toml and .json files by their extension,
-/// anything else as an htsim matrix. Adds to `dag` and resolves it.
+/// (a connection matrix), "chakra" (a Chakra trace: `path` is DIR/NAME for the
+/// files NAME.0.et ... in DIR, read with the default ChakraOptions), or "auto":
+/// .toml and .json files by their extension, anything else as an htsim matrix.
+/// Adds to `dag` and resolves it.
 void load_workload(const std::string& path, std::string_view format, Dag& dag);
 
 }  // namespace shoal::work
