@@ -85,8 +85,10 @@ class Reader {
   }
   hid_t open(const std::string& object, const std::string& name) const {
     if (!has(object, name)) {
-      throw Error(where(object, name) +
-                  " is missing (a file from an older Shoal, before /meta kept what a rerun needs)");
+      throw Error(
+          where(object, name) +
+          " is missing (a file from an older Shoal, before /meta kept what a rerun needs, or "
+          "the .partial file of a run killed before its end)");
     }
     return H5Aopen_by_name(file_.get(), object.c_str(), name.c_str(), H5P_DEFAULT, H5P_DEFAULT);
   }
