@@ -1,8 +1,8 @@
 // Routing files (work/routing_file.hpp): read against a small MoE job (4
 // layers, the first dense, 16 experts over EP 4, 2 micro-batches), with each
 // placement, and its weights looked up.
-#include "fuzz_common.hpp"
 #include "shoal/work/routing_file.hpp"
+#include "fuzz_common.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string path = shoal::fuzz::write_input(data, size, "routing.csv");
