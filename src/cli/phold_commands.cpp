@@ -158,6 +158,8 @@ int bench_phold(const core::Comm& world, PholdArgs& args, const GlobalOptions& g
     fmt::print("  remote events:   {} ({:.2f}% crossed ranks)\n", s.remote_events,
                s.remote_percent());
     fmt::print("  windows:         {}\n", s.windows);
+    fmt::print("  balance:         {:.1f}% (events over ranks x the busiest's, by window)\n",
+               100.0 * s.balance);
     fmt::print("  wall time:       {:.3f} s\n", s.wall_seconds);
     fmt::print("  event rate:      {:.3f} M events/s\n", s.events_per_second() / 1e6);
     fmt::print("  sync share:      {:.1f}% mean, {:.1f}% max over ranks\n",

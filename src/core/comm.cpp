@@ -1,5 +1,6 @@
 #include "shoal/core/comm.hpp"
 
+#include <algorithm>
 #include <boost/mpi/collectives.hpp>
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
@@ -35,8 +36,50 @@ std::string mpi_library_version() {
   return text;
 }
 
+namespace {
+constexpr std::size_t kStateWords = 4;
+/// A window's reduction: the WindowState's fields, then one count per rank.
+void reduce_window_words(void* in, void* inout, int* count, MPI_Datatype* type) {
+  int bytes = 0;
+  MPI_Type_size(*type, &bytes);
+  const std::size_t words = static_cast<std::size_t>(bytes) / sizeof(std::int64_t);
+  const auto* a = static_cast<const std::int64_t*>(in);
+  auto* b = static_cast<std::int64_t*>(inout);
+  for (int i = 0; i < *count; ++i, a += words, b += words) {
+    b[0] = std::min(a[0], b[0]);
+    b[1] += a[1];
+    b[2] = std::max(a[2], b[2]);
+    b[3] = std::max(a[3], b[3]);
+    for (std::size_t w = kStateWords; w < words; ++w) b[w] += a[w];
+  }
+}
+}  // namespace
+
 struct Comm::Impl {
+  explicit Impl(mpi::communicator c) : comm(std::move(c)) {
+    static_assert(sizeof(WindowState) == kStateWords * sizeof(std::int64_t));
+    const std::size_t words = kStateWords + static_cast<std::size_t>(comm.size());
+    window_out.resize(words);
+    window_in.resize(words);
+    MPI_Type_contiguous(static_cast<int>(words), MPI_INT64_T, &window_type);
+    MPI_Type_commit(&window_type);
+    MPI_Op_create(&reduce_window_words, /*commute=*/1, &window_op);
+  }
+  Impl(const Impl&) = delete;
+  Impl& operator=(const Impl&) = delete;
+  ~Impl() {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    MPI_Op_free(&window_op);
+    MPI_Type_free(&window_type);
+  }
   mpi::communicator comm;
+  MPI_Datatype window_type = MPI_DATATYPE_NULL;
+  MPI_Op window_op = MPI_OP_NULL;
+  // Kept from window to window, so that a window allocates nothing.
+  std::vector<std::int64_t> window_out, window_in;
+  std::vector<MPI_Request> sends;
 };
 
 Comm::Comm(std::unique_ptr<Impl> impl)
@@ -45,29 +88,39 @@ Comm::Comm(Comm&&) noexcept = default;
 Comm& Comm::operator=(Comm&&) noexcept = default;
 Comm::~Comm() = default;
 
-Comm Comm::world() { return Comm(std::make_unique<Impl>(Impl{mpi::communicator()})); }
+Comm Comm::world() { return Comm(std::make_unique<Impl>(mpi::communicator())); }
 
 Comm Comm::self() {
-  return Comm(std::make_unique<Impl>(Impl{mpi::communicator(MPI_COMM_SELF, mpi::comm_attach)}));
+  return Comm(std::make_unique<Impl>(mpi::communicator(MPI_COMM_SELF, mpi::comm_attach)));
 }
 
-void Comm::exchange_slots(std::span<const WindowSlot> out, std::span<WindowSlot> in) const {
-  static_assert(sizeof(WindowSlot) == 4 * sizeof(std::int64_t));
-  constexpr int kWords = 4;
-  mpi::all_to_all(impl_->comm, reinterpret_cast<const std::int64_t*>(out.data()), kWords,
-                  reinterpret_cast<std::int64_t*>(in.data()));
+WindowState Comm::reduce_window(const WindowState& mine, std::span<const std::int64_t> sent_to,
+                                std::int64_t& to_here) const {
+  // One allreduce, not an all-to-all: O(log N) messages a rank, where the
+  // all-to-all of counts took N. Its N counts are 8 bytes a rank, which a
+  // reduction carries in the latency of a small message up to thousands of ranks.
+  std::vector<std::int64_t>& out = impl_->window_out;
+  std::vector<std::int64_t>& in = impl_->window_in;
+  out[0] = mine.next_time;
+  out[1] = mine.events;
+  out[2] = mine.stop;
+  out[3] = mine.busiest;
+  std::copy(sent_to.begin(), sent_to.end(), out.begin() + kStateWords);
+  MPI_Allreduce(out.data(), in.data(), 1, impl_->window_type, impl_->window_op,
+                static_cast<MPI_Comm>(impl_->comm));
+  to_here = in[kStateWords + static_cast<std::size_t>(rank_)];
+  return {in[0], in[1], in[2], in[3]};
 }
 
-void Comm::exchange_events(std::span<const std::vector<Event>> outboxes,
-                           std::span<const WindowSlot> in, std::vector<Event>& inbox) const {
+void Comm::exchange_events(std::span<const std::vector<Event>> outboxes, std::int64_t expected,
+                           std::vector<Event>& inbox) const {
+  // Only the batches that exist travel, each to its rank; a rank receives as
+  // many as reduce_window counted for it, from whichever rank sends first. A
+  // batch of the next window cannot be taken for one of this window: between
+  // the two, every rank passes reduce_window, which none can leave before all
+  // have entered it, that is, before all have received this window's batches.
   constexpr int kTag = 17;
-  std::vector<mpi::request> requests;
-  requests.reserve(2 * static_cast<std::size_t>(size_));
-  const std::size_t base = inbox.size();
-  std::size_t total = base;
-  for (int r = 0; r < size_; ++r)
-    total += static_cast<std::size_t>(in[static_cast<std::size_t>(r)].count);
-  inbox.resize(total);
+  const MPI_Comm comm = static_cast<MPI_Comm>(impl_->comm);
   auto bytes_of = [](std::size_t events) {
     const std::size_t bytes = events * sizeof(Event);
     if (bytes > static_cast<std::size_t>(INT_MAX)) {
@@ -77,21 +130,25 @@ void Comm::exchange_events(std::span<const std::vector<Event>> outboxes,
     }
     return static_cast<int>(bytes);
   };
-  std::size_t offset = base;
-  for (int r = 0; r < size_; ++r) {
-    const auto n = static_cast<std::size_t>(in[static_cast<std::size_t>(r)].count);
-    if (n == 0) continue;
-    requests.push_back(
-        impl_->comm.irecv(r, kTag, reinterpret_cast<char*>(inbox.data() + offset), bytes_of(n)));
-    offset += n;
-  }
+  std::vector<MPI_Request>& sends = impl_->sends;
+  sends.clear();
   for (int r = 0; r < size_; ++r) {
     const auto& box = outboxes[static_cast<std::size_t>(r)];
     if (box.empty()) continue;
-    requests.push_back(impl_->comm.isend(r, kTag, reinterpret_cast<const char*>(box.data()),
-                                         bytes_of(box.size())));
+    sends.emplace_back();
+    MPI_Isend(box.data(), bytes_of(box.size()), MPI_BYTE, r, kTag, comm, &sends.back());
   }
-  mpi::wait_all(requests.begin(), requests.end());
+  for (std::int64_t i = 0; i < expected; ++i) {
+    MPI_Message message;
+    MPI_Status status;
+    MPI_Mprobe(MPI_ANY_SOURCE, kTag, comm, &message, &status);
+    int bytes = 0;
+    MPI_Get_count(&status, MPI_BYTE, &bytes);
+    const std::size_t base = inbox.size();
+    inbox.resize(base + static_cast<std::size_t>(bytes) / sizeof(Event));
+    MPI_Mrecv(inbox.data() + base, bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
+  }
+  MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
 }
 
 std::int64_t Comm::exclusive_sum(std::int64_t v) const {

@@ -21,8 +21,7 @@ Simulator::Simulator(const Comm& comm, const Layout& layout, const Partition& pa
       lookahead_(core::lookahead(layout, partition)),
       end_time_(options.end_time),
       outboxes_(static_cast<std::size_t>(comm.size())),
-      slots_out_(static_cast<std::size_t>(comm.size())),
-      slots_in_(static_cast<std::size_t>(comm.size())),
+      sent_to_(static_cast<std::size_t>(comm.size())),
       progress_(options.progress && comm.rank() == 0, options.progress_interval_seconds,
                 options.end_time) {
   if (partition.ranks() != comm.size()) {
@@ -67,33 +66,31 @@ void Simulator::schedule_initial(EntityId source, EntityId target, Time time, st
 }
 
 Time Simulator::synchronize() {
-  const Time local_next = queue_.empty() ? kTimeInfinity : queue_.next_time();
   const std::int64_t stop = stop_requested() ? 1 : 0;
+  inbox_.clear();
   if (comm_.size() == 1) {
     global_events_ = events_;
     events_at_sync_ = events_;
     stopped_ = stop != 0;
-    return local_next;
+    return queue_.empty() ? kTimeInfinity : queue_.next_time();
   }
-  const Time mine = std::min(local_next, next_outgoing_);
-  for (std::size_t r = 0; r < outboxes_.size(); ++r) {
-    slots_out_[r] = {static_cast<std::int64_t>(outboxes_[r].size()), mine, events_, stop};
-  }
-  comm_.exchange_slots(slots_out_, slots_in_);
-  Time global_next = kTimeInfinity;
-  std::int64_t total_events = 0;
-  for (const WindowSlot& slot : slots_in_) {
-    global_next = std::min(global_next, slot.next_time);
-    total_events += slot.events;
-    stopped_ = stopped_ || slot.flags != 0;  // any rank asked: all stop after this window
-  }
-  inbox_.clear();
-  comm_.exchange_events(outboxes_, slots_in_, inbox_);  // run() queues them
+  // The earliest event anywhere is the earliest of every rank's queue and of
+  // what it sends. Batches travel only where there are events to send: in
+  // most windows of a training run a rank has none for most ranks.
+  const Time local_next = queue_.empty() ? kTimeInfinity : queue_.next_time();
+  for (std::size_t r = 0; r < outboxes_.size(); ++r) sent_to_[r] = outboxes_[r].empty() ? 0 : 1;
+  std::int64_t expected = 0;
+  const WindowState all = comm_.reduce_window(
+      {std::min(local_next, next_outgoing_), events_, stop, events_ - events_at_sync_}, sent_to_,
+      expected);
+  busiest_sum_ += all.busiest;
+  comm_.exchange_events(outboxes_, expected, inbox_);  // run() queues them
   for (auto& box : outboxes_) box.clear();
   next_outgoing_ = kTimeInfinity;
-  global_events_ = total_events;
+  stopped_ = stopped_ || all.stop != 0;  // any rank asked: all stop after this window
+  global_events_ = all.events;
   events_at_sync_ = events_;
-  return global_next;
+  return all.next_time;
 }
 
 void Simulator::gather_by_atom() {
@@ -152,6 +149,10 @@ RunSummary Simulator::summarize(double wall_seconds, double sync_seconds,
   s.events = comm_.sum(events_);
   s.remote_events = comm_.sum(remote_sent_);
   s.windows = windows_;
+  // Every rank had the same sum: the busiest rank's events, window by window.
+  s.balance = busiest_sum_ > 0 ? static_cast<double>(s.events) /
+                                     (static_cast<double>(busiest_sum_) * comm_.size())
+                               : 1.0;
   s.wall_seconds = comm_.max(wall_seconds);
   const double loop = sync_seconds + work_seconds;
   const double share = loop > 0 ? sync_seconds / loop : 0.0;

@@ -28,12 +28,15 @@ class MpiSession {
 /// The MPI library and its version, e.g. "Open MPI v4.1.4".
 std::string mpi_library_version();
 
-/// What each rank tells every other rank at the end of a window.
-struct WindowSlot {
-  std::int64_t count = 0;      // events sent to the receiving rank in this window
-  std::int64_t next_time = 0;  // earliest pending event of the sender (queue or outgoing)
-  std::int64_t events = 0;     // events the sender has processed so far
-  std::int64_t flags = 0;      // reserved for stop requests
+/// What the ranks agree on at the end of a window, in one reduction: the
+/// earliest pending event anywhere, the events processed so far, whether a
+/// rank was asked to stop, the most events a rank processed in the window,
+/// and how many batches of events each rank is sent.
+struct WindowState {
+  std::int64_t next_time = 0;  // reduced by minimum
+  std::int64_t events = 0;     // by sum
+  std::int64_t stop = 0;       // by maximum
+  std::int64_t busiest = 0;    // by maximum: the events of the window just processed
 };
 
 class Comm {
@@ -49,11 +52,15 @@ class Comm {
   int rank() const { return rank_; }
   int size() const { return size_; }
 
-  /// out[r] goes to rank r; in[r] is what rank r sent here.
-  void exchange_slots(std::span<const WindowSlot> out, std::span<WindowSlot> in) const;
-  /// Sends outboxes[r] to rank r and appends what each rank r sends (in[r].count
-  /// events, as announced by exchange_slots) to inbox.
-  void exchange_events(std::span<const std::vector<Event>> outboxes, std::span<const WindowSlot> in,
+  /// One reduction of every rank's window state (min, sum, max by field)
+  /// and of the batches sent to each rank (sent_to[r]: 1 if this rank sends
+  /// one to r, else 0); `to_here` is set to the batches this rank will receive.
+  WindowState reduce_window(const WindowState& mine, std::span<const std::int64_t> sent_to,
+                            std::int64_t& to_here) const;
+  /// Sends outboxes[r] to rank r where it is not empty, and appends the
+  /// `expected` batches sent here (as reduce_window counted them) to inbox, in
+  /// the order they arrive.
+  void exchange_events(std::span<const std::vector<Event>> outboxes, std::int64_t expected,
                        std::vector<Event>& inbox) const;
 
   std::int64_t sum(std::int64_t v) const;

@@ -79,6 +79,11 @@ struct RunSummary {
   double wall_seconds = 0;
   double sync_share_mean = 0;  // share of a rank's loop time spent synchronizing
   double sync_share_max = 0;
+  /// The events over ranks x the busiest rank's events, summed window by
+  /// window: 1 where every rank had as many events in every window, 1/ranks
+  /// where one had them all. Counted, not timed: the same for every run of a
+  /// config and partition, the best a partition's balance allows.
+  double balance = 1.0;
   bool stopped = false;  // a rank received SIGTERM or SIGINT: every rank stopped after one window
   double events_per_second() const { return wall_seconds > 0 ? events / wall_seconds : 0; }
   /// Percent of the events that were sent to another rank's entities.
@@ -273,7 +278,7 @@ class Simulator {
   /// Moves the queue's events before sub_end_ into by_atom_, grouped by atom,
   /// each atom's in key order.
   void gather_by_atom();
-  /// Exchanges window slots and events (received into inbox_, for the model's
+  /// Exchanges the window's events (received into inbox_, for the model's
   /// take_arrival and then the queue); returns the earliest pending event anywhere.
   Time synchronize();
   RunSummary summarize(double wall_seconds, double sync_seconds, double work_seconds) const;
@@ -321,19 +326,20 @@ class Simulator {
   std::vector<std::uint8_t> atom_unsorted_;  // by atom: gather_by_atom must sort its events
   std::vector<AtomId> unsorted_atoms_;
   std::vector<std::vector<Event>> outboxes_;
+  std::vector<std::int64_t> sent_to_;  // by rank: 1 if this window sends it a batch
   std::vector<Event> inbox_;
-  std::vector<WindowSlot> slots_out_, slots_in_;
 
   Time now_ = 0;
   EntityId current_ = 0;
   std::uint64_t current_tiebreak_ = 0;
   bool streams_used_ = false;  // send_from() was called
   Time window_end_ = 0;
-  Time next_outgoing_ = kTimeInfinity;
+  Time next_outgoing_ = kTimeInfinity;  // the earliest event sent to another rank this window
   Time last_event_time_ = 0;
   std::int64_t events_ = 0;
   std::int64_t remote_sent_ = 0;
   std::int64_t windows_ = 0;
+  std::int64_t busiest_sum_ = 0;    // over windows, the most events a rank processed in one
   std::int64_t global_events_ = 0;  // all ranks, as of the last synchronization
   std::int64_t events_at_sync_ = 0;
   bool reached_end_time_ = false;
