@@ -135,6 +135,28 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
   }
 }
 
+void check_pilot_memory(const RunSetup& setup) {
+  net::NetworkOptions instant = setup.network;
+  instant.instant = true;
+  const std::uint64_t more = exec::Model::estimate_bytes(*setup.fabric, setup.dag, instant);
+  const std::uint64_t now = resident_bytes();
+  const std::string what = "memory: the weighted partition's pilot run needs about " +
+                           gib(now + more) + " per rank (" + gib(now) +
+                           " for the fabric and workload + " + gib(more) + " for its model)";
+  if (setup.memory_limit > 0 && now + more > setup.memory_limit) {
+    throw Error(what + ", over run.memory_limit = " + gib(setup.memory_limit) +
+                "; raise the limit, or use run.partition = \"topology\"");
+  }
+  const std::uint64_t available = available_bytes();
+  const std::uint64_t need = more * static_cast<std::uint64_t>(setup.ranks_on_node);
+  if (available != kUnknown && need > available) {
+    throw Error(what + "; the " + std::to_string(setup.ranks_on_node) + " rank" +
+                (setup.ranks_on_node == 1 ? "" : "s") + " on this node need " + gib(need) +
+                " more and it has " + gib(available) +
+                " available: run fewer ranks per node, or use run.partition = \"topology\"");
+  }
+}
+
 work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup) {
   const std::uint64_t start = resident_bytes();
   const std::uint64_t available = available_bytes();

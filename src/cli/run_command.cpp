@@ -52,12 +52,13 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
              format_time(s.simulated_time), r.bytes_delivered, dag.total_bytes(), r.cell_hops);
   if (s.ranks > 1) {
     // Where a parallel run's time goes: the exchange after each window, and
-    // the waiting there for the slowest rank.
+    // the waiting there for the slowest rank (balance: how much of it the
+    // partition's balance of events, window by window, forces).
     fmt::print(
-        "  windows {}, events across ranks {} ({:.1f}%), synchronizing {:.1f}% of a rank's "
-        "time (mean), {:.1f}% (most)\n",
-        s.windows, s.remote_events, s.remote_percent(), 100.0 * s.sync_share_mean,
-        100.0 * s.sync_share_max);
+        "  windows {}, balance {:.1f}%, events across ranks {} ({:.1f}%), synchronizing {:.1f}% "
+        "of a rank's time (mean), {:.1f}% (most)\n",
+        s.windows, 100.0 * s.balance, s.remote_events, s.remote_percent(),
+        100.0 * s.sync_share_mean, 100.0 * s.sync_share_max);
   }
   std::size_t unfinished = 0;
   for (const Time t : r.flow_end) unfinished += t < 0;
@@ -305,6 +306,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
   const int ranks_on_node = world.ranks_on_node();
   const bool ready = setup_everywhere(world, [&] {
     setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
+    setup.ranks_on_node = ranks_on_node;
     read_config(args.config, args.overrides, world.size(), setup, args.input_map,
                 args.config_label);
     setup.dag.set_growth_check({});

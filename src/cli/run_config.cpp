@@ -1,14 +1,38 @@
 #include "run_config.hpp"
 
+#include "memory_guard.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
 #include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
+#include "shoal/exec/pilot.hpp"
 #include "shoal/net/network_config.hpp"
 #include "shoal/output/output_config.hpp"
 #include "shoal/sched/policy_config.hpp"
 #include "shoal/topo/fabric_config.hpp"
+#include "shoal/topo/load_partition.hpp"
 #include "shoal/work/workload_config.hpp"
 
 namespace shoal::cli {
+
+core::Partition weighted_partition(const exec::RunSetup& setup, int ranks) {
+  const topo::Fabric& fabric = *setup.fabric;
+  if (ranks == 1) {  // nothing to balance: no pilot
+    return topo::partition_by_load(fabric, 1, {1, std::vector<std::uint64_t>(fabric.gpu_count())});
+  }
+  check_pilot_memory(setup);
+  const auto start = std::chrono::steady_clock::now();
+  const exec::PilotLoad pilot = exec::pilot_load(
+      fabric, setup.dag, setup.network, setup.perturbations, setup.engine.seed, kPilotSlices);
+  const double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  spdlog::info("weighted partition: a pilot on the instant network, {} events over {}, in {:.2f} s",
+               pilot.events, format_time(pilot.span), seconds);
+  return topo::partition_by_load(fabric, ranks, pilot.load);
+}
 
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
                  RunSetup& setup, const std::map<std::string, std::string>& input_map,
@@ -42,7 +66,9 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
                 std::to_string(ranks) + " (its flows arrive the moment they start)");
   }
   try {
-    setup.partition.emplace(topo::fabric_partition(fabric, ranks, partition, partition_file));
+    setup.partition.emplace(partition == "weighted"
+                                ? weighted_partition(setup, ranks)
+                                : topo::fabric_partition(fabric, ranks, partition, partition_file));
   } catch (const Error& e) {
     throw Error("config " + config.path() + ": run.partition: " + e.what());
   }

@@ -21,4 +21,12 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
                  RunSetup& setup, const std::map<std::string, std::string>& input_map = {},
                  const std::string& shown_as = {});
 
+/// The slices of a pilot run's time that the weighted partition balances.
+inline constexpr std::size_t kPilotSlices = 64;
+
+/// The "weighted" partition (topo/load_partition.hpp) of a read setup for
+/// `ranks` ranks, from a pilot run of its workload (exec/pilot.hpp) in
+/// kPilotSlices slices; with one rank, no pilot.
+core::Partition weighted_partition(const RunSetup& setup, int ranks);
+
 }  // namespace shoal::cli

@@ -31,7 +31,9 @@ struct TopoArgs {
 
 constexpr const char* kStrategyHelp =
     "Partition: a strategy (topology: by pod, segment or leaf group, switches above spread; "
-    "block; round-robin) or a partition file";
+    "weighted: those groups placed so that every rank has a like share of the workload's "
+    "work at every stage of the run, from a pilot run, for `partition fabric` only; block; "
+    "round-robin) or a partition file";
 
 int show_topology(const core::Comm& world, const TopoArgs& args) {
   return on_rank_zero(world, [&] {
@@ -72,18 +74,31 @@ int show_topology(const core::Comm& world, const TopoArgs& args) {
   });
 }
 
+int write_partition(const core::Partition& partition, const topo::Fabric& fabric,
+                    const TopoArgs& args) {
+  partition.write_file(args.output, fabric.layout());
+  if (args.output == "-") return 0;  // the file alone on standard output
+  fmt::print("wrote {}: {} over {} ranks, lookahead {}\n", args.output, partition.description(),
+             args.ranks, format_time(core::lookahead(fabric.layout(), partition)));
+  return 0;
+}
+
 int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
   return on_rank_zero(world, [&] {
     core::require_new_output(args.output, args.force, "-o");
+    if (args.strategy == "weighted") {
+      // The whole run config: the pilot runs its workload. Any partition file
+      // it names is for another purpose and not read.
+      std::vector<std::string> overrides = args.overrides;
+      overrides.emplace_back("run.partition=\"topology\"");
+      RunSetup setup;
+      read_config(args.config, overrides, args.ranks, setup);
+      return write_partition(weighted_partition(setup, args.ranks), *setup.fabric, args);
+    }
     config::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);
-    const core::Partition partition =
-        fabric_partition(fabric, args.ranks, args.strategy, args.strategy);
-    partition.write_file(args.output, fabric.layout());
-    if (args.output == "-") return 0;  // the file alone on standard output
-    fmt::print("wrote {}: {} over {} ranks, lookahead {}\n", args.output, partition.description(),
-               args.ranks, format_time(core::lookahead(fabric.layout(), partition)));
-    return 0;
+    return write_partition(fabric_partition(fabric, args.ranks, args.strategy, args.strategy),
+                           fabric, args);
   });
 }
 

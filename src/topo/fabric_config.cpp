@@ -7,6 +7,7 @@
 
 #include "shoal/core/error.hpp"
 #include "shoal/topo/builders.hpp"
+#include "shoal/topo/fabric_units.hpp"
 
 namespace shoal::topo {
 
@@ -108,87 +109,40 @@ Fabric build_fabric(config::ConfigFile& config) {
 }
 
 bool is_partition_strategy(std::string_view name) {
-  return name == "topology" || name == "block" || name == "round-robin";
+  return name == "topology" || name == "block" || name == "round-robin" || name == "weighted";
 }
 
 core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy) {
   const core::Layout& layout = fabric.layout();
   if (!is_partition_strategy(strategy)) {
     throw Error("unknown partition strategy \"" + std::string(strategy) +
-                "\" (use topology, block or round-robin)");
+                "\" (use topology, weighted, block or round-robin)");
+  }
+  if (strategy == "weighted") {
+    throw Error(
+        "partition strategy weighted balances a workload: it needs a run config's "
+        "workload (shoal run, or shoal partition fabric CONFIG --strategy weighted)");
   }
   if (strategy != "topology") {
     return core::Partition::from_strategy(layout, ranks, core::parse_strategy(strategy));
   }
-  // Units: leaves, or pods when there is a core level. A server belongs to its
-  // leaf's unit; so do the aggregation switches of a pod. With fewer such groups
-  // than ranks (a single switch, say), each server is a unit and every switch is
-  // spread instead.
-  bool has_core = false;
-  for (NodeId v = 0; v < fabric.node_count(); ++v) {
-    has_core = has_core || (fabric.node(v).kind == NodeKind::kSwitch && fabric.node(v).level == 3);
-  }
-  const std::uint32_t servers = fabric.server_count();
-  std::vector<const Node*> server_leaf(servers);
-  std::int64_t groups = 0;
-  // A leaf's group is its own number in a 2-tier fat tree, its pod in 3 tiers,
-  // its segment in a rail-optimized fabric (the builders set it so).
-  auto group_of_switch = [&](const Node& n) -> std::int64_t {
-    if (n.level == 1) return n.group;
-    if (n.level == 2 && has_core) return n.group;
-    return -1;
-  };
-  for (std::uint32_t s = 0; s < servers; ++s) {
-    const GpuId first = s * fabric.gpus_per_server();
-    server_leaf[s] = &fabric.node(fabric.link(fabric.nic_links(first).front()).to);
-  }
-  // Counted over the switches: a server may span leaves, so some hold no server's first GPU.
-  for (NodeId v = 0; v < fabric.node_count(); ++v) {
-    if (fabric.node(v).kind == NodeKind::kSwitch) {
-      groups = std::max(groups, group_of_switch(fabric.node(v)) + 1);
-    }
-  }
-  const bool by_server = groups < ranks;
-  if (by_server && servers < static_cast<std::uint32_t>(ranks)) {
-    throw Error("partition strategy topology: " + std::to_string(servers) +
-                " servers cannot fill " + std::to_string(ranks) + " ranks; use fewer ranks");
-  }
-  auto unit_of_switch = [&](const Node& n) { return by_server ? -1 : group_of_switch(n); };
-  std::vector<std::int64_t> server_unit(servers);
-  const std::int64_t units = by_server ? servers : groups;
-  for (std::uint32_t s = 0; s < servers; ++s) {
-    server_unit[s] = by_server ? s : group_of_switch(*server_leaf[s]);
-  }
+  const FabricUnits units = fabric_units(fabric, ranks);
   // Units in contiguous blocks balanced by their GPUs: the engine's block strategy
   // over a layout whose atoms are the units.
-  std::vector<core::EntityId> weight(static_cast<std::size_t>(units), 0);
-  for (std::uint32_t s = 0; s < servers; ++s) {
-    weight[static_cast<std::size_t>(server_unit[s])] += fabric.gpus_per_server();
+  std::vector<core::EntityId> weight(static_cast<std::size_t>(units.count), 0);
+  for (const std::int64_t unit : units.server_unit) {
+    weight[static_cast<std::size_t>(unit)] += fabric.gpus_per_server();
   }
   for (auto& w : weight) w = std::max<core::EntityId>(w, 1);  // a unit of switches only
   const core::Layout units_layout("units", weight,
                                   std::vector<std::string>(weight.size(), std::string("unit")));
   const core::Partition unit_partition =
       core::Partition::from_strategy(units_layout, ranks, core::Strategy::kBlock);
-
-  std::vector<std::int32_t> atom_rank;
-  atom_rank.reserve(layout.atom_count());
-  for (std::uint32_t s = 0; s < servers; ++s) {
-    atom_rank.push_back(unit_partition.rank_of_atom(static_cast<core::AtomId>(server_unit[s])));
+  std::vector<std::int32_t> unit_rank(weight.size());
+  for (std::size_t u = 0; u < unit_rank.size(); ++u) {
+    unit_rank[u] = unit_partition.rank_of_atom(static_cast<core::AtomId>(u));
   }
-  std::int32_t next_spread = 0;
-  for (NodeId v = 0; v < fabric.node_count(); ++v) {
-    const Node& n = fabric.node(v);
-    if (n.kind != NodeKind::kSwitch) continue;
-    const std::int64_t unit = unit_of_switch(n);
-    if (unit >= 0) {
-      atom_rank.push_back(unit_partition.rank_of_atom(static_cast<core::AtomId>(unit)));
-    } else {
-      atom_rank.push_back(next_spread);
-      next_spread = (next_spread + 1) % ranks;
-    }
-  }
-  return core::Partition::from_atom_ranks(layout, ranks, std::move(atom_rank), "topology");
+  return place_units(fabric, units, ranks, unit_rank, "topology");
 }
 
 FabricSummary summarize(const Fabric& fabric) {
@@ -241,7 +195,7 @@ core::Partition fabric_partition(const Fabric& fabric, int ranks, const std::str
   }
   if (!std::filesystem::is_regular_file(file)) {
     throw Error("\"" + spec +
-                "\" is neither a partition strategy (topology, block, round-robin) nor a "
+                "\" is neither a partition strategy (topology, weighted, block, round-robin) nor a "
                 "partition file (" +
                 file + (std::filesystem::exists(file) ? " is not a file)" : " does not exist)"));
   }

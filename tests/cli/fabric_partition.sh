@@ -4,6 +4,10 @@
 # - a run at 3 ranks with the written file, and with a hand-made one that
 #   deals servers and switches unevenly (given in the config, relative to it),
 #   writes the same coflow table as one rank;
+# - the weighted strategy (a pilot run's load balanced slice by slice): as a
+#   run's strategy at 3 ranks, the same table as one rank; written as a file
+#   by `shoal partition fabric --strategy weighted`; refused by `shoal topo`,
+#   which has no workload;
 # - a file for another rank count, for another fabric, a malformed file and a
 #   name that is neither a strategy nor a file: one line naming it, exit 1.
 # Usage: fabric_partition.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
@@ -43,6 +47,28 @@ for spec in rr3 hand3; do
   fi
 done
 
+"$mpirun" -np 3 "$shoal" run fat-tree-64.toml --set run.partition='"weighted"' --quiet -o three-weighted.csv >three-weighted.log 2>&1
+if ! grep -q "ranks 3 (partition weighted)" three-weighted.log; then
+  bad "weighted: the run did not use it: $(grep -E 'ranks|error' three-weighted.log | head -2)"
+elif cmp -s one.csv three-weighted.csv; then
+  ok "weighted at 3 ranks: coflow table identical to 1 rank"
+else
+  bad "weighted at 3 ranks: coflow table differs from 1 rank"
+fi
+"$shoal" partition fabric fat-tree-64.toml --ranks 3 --strategy weighted -o parts/w3.part >w3.log 2>&1
+if grep -q '^ranks 3$' parts/w3.part && grep -q 'weighted over 3 ranks' w3.log &&
+  grep -q 'pilot on the instant network' w3.log; then
+  ok "partition fabric --strategy weighted wrote parts/w3.part after a pilot"
+else
+  bad "partition fabric --strategy weighted: $(cat w3.log)"
+fi
+out=$("$shoal" topo fat-tree-64.toml --ranks 3 --strategy weighted 2>&1) && rc=0 || rc=$?
+if [ "$rc" -eq 1 ] && [[ "$out" == "shoal: error: partition strategy weighted balances a workload"* ]]; then
+  ok "topo --strategy weighted: one line, exit 1"
+else
+  bad "topo --strategy weighted: exit $rc, $out"
+fi
+
 expect_error() {  # expect_error NAME RANKS PATTERN ARGS...
   local name=$1 ranks=$2 pattern=$3 out rc=0
   shift 3
@@ -61,7 +87,7 @@ expect_error "another fabric" 1 "run.partition: partition file .*rr3.part, line 
   --set run.partition=parts/rr3.part --set topology.gpus=128
 sed 's/^9 71 1$/9 70 1/' parts/hand3.part >parts/gap.part
 expect_error "a range that splits a server" 3 'run.partition: partition file .*gap.part, line 9: ' --set run.partition=parts/gap.part
-expect_error "neither strategy nor file" 1 'run.partition: "parts/none.part" is neither a partition strategy \(topology, block, round-robin\) nor a partition file' \
+expect_error "neither strategy nor file" 1 'run.partition: "parts/none.part" is neither a partition strategy \(topology, weighted, block, round-robin\) nor a partition file' \
   --set run.partition=parts/none.part
 
 out=$("$shoal" partition fabric fat-tree-64.toml --ranks 2 -o no-such-dir/p.part 2>&1) && rc=0 || rc=$?

@@ -38,6 +38,7 @@ struct RunSetup {
   std::vector<std::string> overrides;  // --set (or a sweep point's), recorded in /meta
   std::string sweep_point;             // "SWEEP.toml:NAME" when a sweep runs the config
   std::uint64_t memory_limit = 0;      // [run] memory_limit: bytes per rank (0: the node's)
+  int ranks_on_node = 1;               // set before reading: the memory guards multiply by it
   // For /meta, so that `shoal rerun` can repeat the run from its output alone.
   std::string config_text;                                 // the config file as read
   std::string config_resolved;                             // the config as TOML, overrides applied

@@ -625,8 +625,12 @@ TEST(PartitionFabric, BlockAndRoundRobinPassThrough) {
 TEST(PartitionFabric, UnknownStrategy) {
   const Fabric f = build_fat_tree(fat_spec(2, 8, 32, 8));
   EXPECT_TRUE(Has(error_of([&] { partition_fabric(f, 2, "metis"); }),
-                  "unknown partition strategy \"metis\" (use topology, block or round-robin)"));
+                  "unknown partition strategy \"metis\" (use topology, weighted, block or "
+                  "round-robin)"));
   EXPECT_TRUE(Has(error_of([&] { partition_fabric(f, 2, ""); }), "unknown partition strategy"));
+  // Weighted is made from a workload's pilot run, which the fabric alone lacks.
+  EXPECT_TRUE(Has(error_of([&] { partition_fabric(f, 2, "weighted"); }),
+                  "partition strategy weighted balances a workload"));
 }
 
 TEST(PartitionFabric, ServersSpanningLeaves) {

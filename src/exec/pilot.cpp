@@ -1,0 +1,60 @@
+#include "shoal/exec/pilot.hpp"
+
+#include <algorithm>
+
+#include "shoal/core/comm.hpp"
+#include "shoal/core/partition.hpp"
+#include "shoal/core/simulator.hpp"
+
+namespace shoal::exec {
+
+PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
+                     const net::NetworkOptions& network, const Perturbations& perturbations,
+                     std::uint64_t seed, std::size_t slices) {
+  const core::Comm self = core::Comm::self();
+  const core::Partition one_rank =
+      core::Partition::from_strategy(fabric.layout(), 1, core::Strategy::kBlock);
+  core::EngineOptions engine;
+  engine.seed = seed;
+  engine.progress = false;
+  net::NetworkOptions instant = network;
+  instant.instant = true;
+  instant.record = false;
+  instant.link_util_bin = 0;
+  core::Simulator sim(self, fabric.layout(), one_rank, engine);
+  Model model(fabric, dag, sim, instant, perturbations);
+  model.initialize();
+  const core::RunSummary summary = sim.run(model);
+  const RunResults results = model.results(self);
+
+  PilotLoad pilot;
+  pilot.events = summary.events;
+  pilot.span = std::max<Time>(summary.simulated_time, 1);
+  pilot.load.slices = slices;
+  pilot.load.load.assign(std::size_t{fabric.gpu_count()} * slices, 0);
+  auto slice_of = [&](Time t) {
+    const auto s =
+        static_cast<std::size_t>(static_cast<double>(std::max<Time>(t, 0)) /
+                                 static_cast<double>(pilot.span) * static_cast<double>(slices));
+    return std::min(s, slices - 1);
+  };
+  const Bytes cell = std::max<Bytes>(network.cell_size, 1);
+  const auto& flows = dag.flows();
+  for (std::size_t f = 0; f < flows.size(); ++f) {
+    const Time start = results.flow_start[f];
+    if (start < 0) continue;  // never started (a deadlock the real run reports)
+    const std::uint64_t cells =
+        std::max<std::uint64_t>(1, static_cast<std::uint64_t>((flows[f].bytes + cell - 1) / cell));
+    const std::size_t s = slice_of(start);
+    pilot.load.load[std::size_t{flows[f].src} * slices + s] += cells;
+    pilot.load.load[std::size_t{flows[f].dst} * slices + s] += cells;
+  }
+  const auto& tasks = dag.tasks();
+  for (std::size_t t = 0; t < tasks.size(); ++t) {
+    const Time start = results.task_start[t];
+    if (start >= 0) pilot.load.load[std::size_t{tasks[t].gpu} * slices + slice_of(start)] += 1;
+  }
+  return pilot;
+}
+
+}  // namespace shoal::exec

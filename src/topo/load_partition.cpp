@@ -1,0 +1,100 @@
+#include "shoal/topo/load_partition.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <numeric>
+#include <string>
+
+#include "shoal/core/error.hpp"
+#include "shoal/topo/fabric_units.hpp"
+
+namespace shoal::topo {
+
+core::Partition partition_by_load(const Fabric& fabric, int ranks, const GpuLoad& load) {
+  const std::size_t slices = load.slices;
+  if (slices == 0 || load.load.size() != std::size_t{fabric.gpu_count()} * slices) {
+    throw Error("internal: a weighted partition's load is not one row of slices per GPU");
+  }
+  // Units: each server, and each switch a GPU's NIC reaches (its leaf or
+  // rail switch), which carries its GPUs' cells. Servers rather than leaves
+  // with their servers: servers that work in step (an EP group's, say) then
+  // go to different ranks, which balances every window, not only each slice;
+  // the cells that cross ranks as a result cost less than the waiting.
+  const std::uint32_t servers = fabric.server_count();
+  if (servers < static_cast<std::uint32_t>(ranks)) {
+    throw Error("partition strategy weighted: " + std::to_string(servers) +
+                " servers cannot fill " + std::to_string(ranks) + " ranks; use fewer ranks");
+  }
+  FabricUnits units;
+  units.server_unit.resize(servers);
+  for (std::uint32_t s = 0; s < servers; ++s) units.server_unit[s] = s;
+  units.switch_unit.assign(fabric.node_count(), -1);
+  units.count = servers;
+  const std::uint32_t per_server = fabric.gpus_per_server();
+  std::vector<std::int64_t> gpu_units;  // by GPU: its server's unit, then its first switches'
+  std::vector<std::size_t> gpu_unit_begin(std::size_t{fabric.gpu_count()} + 1, 0);
+  for (GpuId g = 0; g < fabric.gpu_count(); ++g) {
+    gpu_units.push_back(g / per_server);
+    for (const LinkId l : fabric.nic_links(g)) {
+      const NodeId to = fabric.link(l).to;
+      if (fabric.node(to).kind != NodeKind::kSwitch) continue;
+      if (units.switch_unit[to] < 0) units.switch_unit[to] = units.count++;
+      gpu_units.push_back(units.switch_unit[to]);
+    }
+    gpu_unit_begin[std::size_t{g} + 1] = gpu_units.size();
+  }
+  const auto unit_count = static_cast<std::size_t>(units.count);
+  // Each unit's load, slice by slice: its GPUs' (a switch: the GPUs it serves).
+  std::vector<std::uint64_t> unit_load(unit_count * slices, 0);
+  for (GpuId g = 0; g < fabric.gpu_count(); ++g) {
+    for (std::size_t i = gpu_unit_begin[g]; i < gpu_unit_begin[std::size_t{g} + 1]; ++i) {
+      const auto unit = static_cast<std::size_t>(gpu_units[i]);
+      for (std::size_t s = 0; s < slices; ++s) {
+        unit_load[unit * slices + s] += load.load[std::size_t{g} * slices + s];
+      }
+    }
+  }
+  std::vector<std::uint64_t> unit_total(unit_count, 0);
+  for (std::size_t u = 0; u < unit_count; ++u) {
+    for (std::size_t s = 0; s < slices; ++s) unit_total[u] += unit_load[u * slices + s];
+  }
+  std::vector<std::size_t> order(unit_count);
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(),
+                   [&](std::size_t a, std::size_t b) { return unit_total[a] > unit_total[b]; });
+
+  const auto rank_count = static_cast<std::size_t>(ranks);
+  // Loads in doubles: products of two sums of cells can pass 2^64.
+  std::vector<double> rank_load(rank_count * slices, 0.0);
+  std::vector<std::uint64_t> rank_total(rank_count, 0);
+  std::vector<std::uint32_t> rank_units(rank_count, 0);
+  std::vector<std::int32_t> unit_rank(unit_count, 0);
+  for (const std::size_t u : order) {
+    std::size_t best = 0;
+    double best_overlap = 0;
+    for (std::size_t r = 0; r < rank_count; ++r) {
+      double overlap = 0;
+      for (std::size_t s = 0; s < slices; ++s) {
+        overlap += static_cast<double>(unit_load[u * slices + s]) * rank_load[r * slices + s];
+      }
+      const bool better =
+          r == 0 || overlap < best_overlap ||
+          (overlap == best_overlap &&
+           (rank_total[r] < rank_total[best] ||
+            (rank_total[r] == rank_total[best] && rank_units[r] < rank_units[best])));
+      if (better) {
+        best = r;
+        best_overlap = overlap;
+      }
+    }
+    unit_rank[u] = static_cast<std::int32_t>(best);
+    for (std::size_t s = 0; s < slices; ++s) {
+      rank_load[best * slices + s] += static_cast<double>(unit_load[u * slices + s]);
+    }
+    rank_total[best] += unit_total[u];
+    ++rank_units[best];
+  }
+  return place_units(fabric, units, ranks, unit_rank, "weighted");
+}
+
+}  // namespace shoal::topo

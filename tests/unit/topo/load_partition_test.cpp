@@ -1,0 +1,116 @@
+// The weighted partition (topo/load_partition.hpp): units placed so that each
+// rank's load is balanced slice by slice, not only in total.
+#include "shoal/topo/load_partition.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "shoal/core/error.hpp"
+#include "shoal/core/partition.hpp"
+#include "shoal/topo/builders.hpp"
+#include "shoal/topo/fabric.hpp"
+#include "shoal/topo/fabric_config.hpp"
+
+namespace shoal::topo {
+namespace {
+
+/// 128 GPUs in servers of 2 under 16 leaves of radix 16 (4 servers a leaf), 8 spines.
+Fabric sixteen_leaves() {
+  FatTreeSpec s;
+  s.base.gpus = 128;
+  s.base.gpus_per_server = 2;
+  s.base.link_rate = 100'000'000'000;
+  s.base.link_latency = kMicrosecond;
+  s.base.nvlink_latency = 25 * kNanosecond;
+  s.tiers = 2;
+  s.radix = 16;
+  return build_fat_tree(s);
+}
+
+/// Four "pipeline stages" of 32 GPUs (4 leaves each), stage s busy only in
+/// slice s, as a job placed with its stages outermost is.
+GpuLoad staged_load(const Fabric& f) {
+  GpuLoad load{4, std::vector<std::uint64_t>(std::size_t{f.gpu_count()} * 4, 0)};
+  for (GpuId g = 0; g < f.gpu_count(); ++g) load.load[std::size_t{g} * 4 + g / 32] = 100;
+  return load;
+}
+
+NodeId leaf_of(const Fabric& f, GpuId g) { return f.link(f.nic_links(g).front()).to; }
+int rank_of(const Fabric& f, const core::Partition& p, NodeId v) {
+  return p.rank_of_atom(f.layout().atom_of(v));
+}
+
+/// Each rank's load in each slice: a GPU's load counts on its server's rank
+/// and again on its leaf's, which carries its cells.
+std::vector<std::vector<std::uint64_t>> rank_slices(const Fabric& f, const core::Partition& p,
+                                                    const GpuLoad& load) {
+  std::vector<std::vector<std::uint64_t>> out(static_cast<std::size_t>(p.ranks()),
+                                              std::vector<std::uint64_t>(load.slices, 0));
+  for (GpuId g = 0; g < f.gpu_count(); ++g) {
+    for (const NodeId v : {f.gpu_node(g), leaf_of(f, g)}) {
+      const auto r = static_cast<std::size_t>(rank_of(f, p, v));
+      for (std::size_t s = 0; s < load.slices; ++s) out[r][s] += load.load[g * load.slices + s];
+    }
+  }
+  return out;
+}
+
+TEST(WeightedPartition, BalancesEverySliceOfAStagedLoad) {
+  const Fabric f = sixteen_leaves();
+  const GpuLoad load = staged_load(f);
+  for (const int ranks : {2, 4}) {
+    SCOPED_TRACE(ranks);
+    const core::Partition p = partition_by_load(f, ranks, load);
+    EXPECT_EQ(p.description(), "weighted");
+    // 32 GPUs of 100 per slice, counted at servers and at leaves: each rank
+    // gets 6,400 / ranks of every slice.
+    for (const auto& slices : rank_slices(f, p, load)) {
+      for (const std::uint64_t s : slices) EXPECT_EQ(s, 6400u / static_cast<unsigned>(ranks));
+    }
+    // Servers that work in step go to different ranks: neighbours alike
+    // (servers 2k and 2k + 1, GPUs 4k to 4k + 3) never share one.
+    for (GpuId g = 0; g < f.gpu_count(); g += 4) {
+      EXPECT_NE(rank_of(f, p, f.gpu_node(g)), rank_of(f, p, f.gpu_node(g + 2))) << g;
+    }
+  }
+  // The contrast: balanced by GPUs alone, two ranks split the stages two and
+  // two, so in every slice one rank has all the load.
+  const core::Partition topology = partition_fabric(f, 2, "topology");
+  for (const auto& slices : rank_slices(f, topology, load)) {
+    for (const std::uint64_t s : slices) EXPECT_TRUE(s == 0 || s == 6400) << s;
+  }
+}
+
+TEST(WeightedPartition, WithoutLoadEveryRankGetsUnits) {
+  const Fabric f = sixteen_leaves();
+  const GpuLoad none{1, std::vector<std::uint64_t>(f.gpu_count(), 0)};
+  const core::Partition p = partition_by_load(f, 5, none);
+  const auto per_rank = p.entities_per_rank(f.layout());
+  ASSERT_EQ(per_rank.size(), 5u);
+  for (const auto n : per_rank) EXPECT_GT(n, 0);
+}
+
+TEST(WeightedPartition, UnevenTotalsGoToTheLightestRank) {
+  const Fabric f = sixteen_leaves();
+  // One slice; leaf l's GPUs weigh l + 1: 16 units whose totals differ.
+  GpuLoad load{1, std::vector<std::uint64_t>(f.gpu_count(), 0)};
+  for (GpuId g = 0; g < f.gpu_count(); ++g) load.load[g] = g / 8 + 1;
+  const core::Partition p = partition_by_load(f, 2, load);
+  const auto slices = rank_slices(f, p, load);
+  // 2 x 8 x (1 + ... + 16) = 2,176 in all: largest first onto the lighter
+  // rank ends within the smallest unit's weight (a server of leaf 0: 2) of half.
+  EXPECT_EQ(slices[0][0] + slices[1][0], 2176u);
+  EXPECT_LE(slices[0][0] > slices[1][0] ? slices[0][0] - slices[1][0] : slices[1][0] - slices[0][0],
+            2u);
+}
+
+TEST(WeightedPartition, RejectsALoadOfTheWrongShape) {
+  const Fabric f = sixteen_leaves();
+  EXPECT_THROW(partition_by_load(f, 2, GpuLoad{2, std::vector<std::uint64_t>(5, 0)}), Error);
+  EXPECT_THROW(partition_by_load(f, 2, GpuLoad{0, {}}), Error);
+}
+
+}  // namespace
+}  // namespace shoal::topo
