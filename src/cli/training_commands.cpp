@@ -50,10 +50,12 @@ int traffic(const TrainingArgs& args) {
     const work::ParallelSpec& p = job.parallel;
     const work::JobTraffic t = work::job_traffic(job, setup.dag, setup.fabric->gpus_per_server());
     fmt::print(
-        "job {} ({}): {} GPUs from {}, TP {} PP {} EP {} DP {} (expert DP {}), {} micro-batches of "
+        "job {} ({}): {} GPUs from {}, TP {}{} PP {} EP {} DP {} (expert DP {}), {} micro-batches "
+        "of "
         "{} tokens\n",
-        job.id, job.model.name, p.gpus, p.first_gpu, p.tp, p.pp, p.ep, p.dp, p.dp / p.ep,
-        p.micro_batches, p.micro_batch_tokens);
+        job.id, job.model.name, p.gpus, p.first_gpu, p.tp,
+        p.cp > 1 ? fmt::format(" CP {}", p.cp) : std::string(), p.pp, p.ep, p.dp,
+        p.cp * p.dp / p.ep, p.micro_batches, p.micro_batch_tokens);
     const work::EpDedup dedup = job.ep_comm.dedup;
     if (dedup == work::EpDedup::kPerExpert ||
         (dedup == work::EpDedup::kAuto && job.model.node_limit == 0)) {
