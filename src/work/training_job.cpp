@@ -246,7 +246,8 @@ std::string describe_schedule(const JobSpec& job) {
   switch (s.dp_bucket) {
     case B::kMegatron:
       text += ", in buckets of max(40 M, 1 M x DP) = " +
-              std::to_string(std::max<std::uint64_t>(40'000'000, 1'000'000ull * job.parallel.dp)) +
+              std::to_string(std::max<std::uint64_t>(
+                  40'000'000, 1'000'000ull * job.parallel.cp * job.parallel.dp)) +
               " parameters on the first stage, one per buffer on the others (Megatron)";
       break;
     case B::kDeepSpeed:
