@@ -50,7 +50,7 @@ import h5py  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 
-TYPE_NAMES = ["EP", "PP", "DP", "TP", "OTHER"]
+TYPE_NAMES = ["EP", "PP", "DP", "TP", "OTHER", "CP"]
 KIND_NAMES = ["other", "fwd", "bwd", "optimizer"]
 TIER_NAMES = ["nvlink", "host", "spine", "core"]
 

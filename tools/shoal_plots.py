@@ -12,7 +12,7 @@ np = sh.np
 
 KIND_COLORS = {"fwd": "#4c72b0", "bwd": "#55a868", "optimizer": "#8172b2", "other": "#999999"}
 TYPE_COLORS = {"EP": "#c44e52", "PP": "#dd8452", "DP": "#937860", "TP": "#da8bc3",
-               "OTHER": "#8c8c8c"}
+               "OTHER": "#8c8c8c", "CP": "#64b5cd"}
 TIER_COLORS = ["#4c72b0", "#55a868", "#c44e52", "#8172b2"]
 
 

@@ -140,9 +140,10 @@ void report_jobs(const RunSetup& setup, const RunResults& r) {
   for (const work::JobSpec& job : setup.jobs) {
     const work::ParallelSpec& p = job.parallel;
     fmt::print(
-        "\n  job {} ({}): {} GPUs from {}, TP {} PP {} EP {} DP {}, {} micro-batches of {} "
+        "\n  job {} ({}): {} GPUs from {}, TP {}{} PP {} EP {} DP {}, {} micro-batches of {} "
         "tokens\n",
-        job.id, job.model.name, p.gpus, p.first_gpu, p.tp, p.pp, p.ep, p.dp, p.micro_batches,
+        job.id, job.model.name, p.gpus, p.first_gpu, p.tp,
+        p.cp > 1 ? fmt::format(" CP {}", p.cp) : std::string(), p.pp, p.ep, p.dp, p.micro_batches,
         p.micro_batch_tokens);
     const exec::IterationTimes times = exec::iteration_times(dag, r, job);
     const std::vector<Time>& start = times.start;

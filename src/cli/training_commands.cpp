@@ -43,17 +43,19 @@ RunSetup read_training(const TrainingArgs& args) {
 
 int traffic(const TrainingArgs& args) {
   const RunSetup setup = read_training(args);
-  constexpr std::array<work::CoflowType, 5> types = {work::CoflowType::kEp, work::CoflowType::kPp,
-                                                     work::CoflowType::kDp, work::CoflowType::kTp,
-                                                     work::CoflowType::kOther};
+  constexpr std::array<work::CoflowType, 6> types = {
+      work::CoflowType::kEp, work::CoflowType::kPp, work::CoflowType::kDp,
+      work::CoflowType::kTp, work::CoflowType::kCp, work::CoflowType::kOther};
   for (const work::JobSpec& job : setup.jobs) {
     const work::ParallelSpec& p = job.parallel;
     const work::JobTraffic t = work::job_traffic(job, setup.dag, setup.fabric->gpus_per_server());
     fmt::print(
-        "job {} ({}): {} GPUs from {}, TP {} PP {} EP {} DP {} (expert DP {}), {} micro-batches of "
+        "job {} ({}): {} GPUs from {}, TP {}{} PP {} EP {} DP {} (expert DP {}), {} micro-batches "
+        "of "
         "{} tokens\n",
-        job.id, job.model.name, p.gpus, p.first_gpu, p.tp, p.pp, p.ep, p.dp, p.dp / p.ep,
-        p.micro_batches, p.micro_batch_tokens);
+        job.id, job.model.name, p.gpus, p.first_gpu, p.tp,
+        p.cp > 1 ? fmt::format(" CP {}", p.cp) : std::string(), p.pp, p.ep, p.dp,
+        p.cp * p.dp / p.ep, p.micro_batches, p.micro_batch_tokens);
     const work::EpDedup dedup = job.ep_comm.dedup;
     if (dedup == work::EpDedup::kPerExpert ||
         (dedup == work::EpDedup::kAuto && job.model.node_limit == 0)) {
@@ -80,6 +82,16 @@ int traffic(const TrainingArgs& args) {
     }
     fmt::print("  one PP send: {} B; TP per layer and pass per GPU: {} B\n", t.pp_per_send,
                t.tp_per_layer_pass);
+    if (p.cp > 1) {
+      fmt::print(
+          "  CP {} (ring attention, {} tokens per CP rank): per GPU per layer {} B forward, {} B "
+          "backward\n",
+          p.cp, p.micro_batch_tokens / p.cp, t.cp_per_layer_pass, 2 * t.cp_per_layer_pass);
+    }
+    if (p.sp == work::SpMode::kUlysses && p.tp > 1) {
+      fmt::print("  Ulysses over TP {}: per GPU per layer and pass {} B of all-to-alls\n", p.tp,
+                 t.sp_per_layer_pass);
+    }
     fmt::print("  {}\n", work::describe_schedule(job));
     fmt::print(
         "  DP per GPU per iteration: reduce-scatter dense {} B, experts {} B ({} coflows); "

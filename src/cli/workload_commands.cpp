@@ -49,8 +49,9 @@ int check_workload(const core::Comm& world, const WorkloadArgs& args) {
     fmt::print("  compute tasks: {}\n", dag.tasks().size());
     fmt::print("  coflows:       {} ({} flows, {})\n", dag.coflows().size(), dag.flows().size(),
                format_bytes_short(dag.total_bytes()));
-    constexpr std::array kTypes{work::CoflowType::kEp, work::CoflowType::kPp, work::CoflowType::kDp,
-                                work::CoflowType::kTp, work::CoflowType::kOther};
+    constexpr std::array kTypes{work::CoflowType::kEp, work::CoflowType::kPp,
+                                work::CoflowType::kDp, work::CoflowType::kTp,
+                                work::CoflowType::kCp, work::CoflowType::kOther};
     for (const work::CoflowType type : kTypes) {
       std::size_t count = 0, flows = 0;
       Bytes bytes = 0;

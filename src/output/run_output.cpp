@@ -87,7 +87,7 @@ RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force
        SHOAL_COLUMN(CoflowRow, flows, Type::kU32), SHOAL_COLUMN(CoflowRow, bytes, Type::kI64),
        SHOAL_COLUMN(CoflowRow, start_ps, Type::kI64), SHOAL_COLUMN(CoflowRow, end_ps, Type::kI64)},
       ps);
-  file_.attribute("coflows", "type_names", std::string("EP,PP,DP,TP,OTHER"));
+  file_.attribute("coflows", "type_names", std::string("EP,PP,DP,TP,OTHER,CP"));
   iterations_table_ = file_.add_table("iterations", sizeof(IterationRow),
                                       {SHOAL_COLUMN(IterationRow, job, Type::kU32),
                                        SHOAL_COLUMN(IterationRow, iteration, Type::kU32),

@@ -115,8 +115,13 @@ std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
   return rank;
 }
 
+// CP (ring attention, Ulysses) blocks the layer's compute like TP's all-reduces,
+// so Hermod ranks it with the activation traffic, ahead of DP.
 std::uint64_t type_rank(CoflowType type) {
-  return type == CoflowType::kEp || type == CoflowType::kPp || type == CoflowType::kTp ? 0 : 1;
+  return type == CoflowType::kEp || type == CoflowType::kPp || type == CoflowType::kTp ||
+                 type == CoflowType::kCp
+             ? 0
+             : 1;
 }
 
 }  // namespace

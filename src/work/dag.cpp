@@ -12,7 +12,9 @@ CoflowType parse_coflow_type(std::string_view text) {
   if (text == "DP" || text == "dp") return CoflowType::kDp;
   if (text == "TP" || text == "tp") return CoflowType::kTp;
   if (text == "OTHER" || text == "other") return CoflowType::kOther;
-  throw Error("unknown coflow type \"" + std::string(text) + "\" (use EP, PP, DP, TP or OTHER)");
+  if (text == "CP" || text == "cp") return CoflowType::kCp;
+  throw Error("unknown coflow type \"" + std::string(text) +
+              "\" (use EP, PP, DP, TP, CP or OTHER)");
 }
 
 std::string_view coflow_type_name(CoflowType type) {
@@ -25,6 +27,8 @@ std::string_view coflow_type_name(CoflowType type) {
       return "DP";
     case CoflowType::kTp:
       return "TP";
+    case CoflowType::kCp:
+      return "CP";
     case CoflowType::kOther:
       break;
   }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <utility>
@@ -29,6 +30,7 @@ void read_parallelism(config::ConfigFile& c, std::string_view t, ParallelSpec& p
   read_count(c, t, "tp", p.tp);
   read_count(c, t, "pp", p.pp);
   read_count(c, t, "ep", p.ep);
+  read_count(c, t, "cp", p.cp);
   read_count(c, t, "dp", p.dp);
   read_count(c, t, "micro_batches", p.micro_batches);
   read_count(c, t, "micro_batch_tokens", p.micro_batch_tokens);
@@ -41,16 +43,29 @@ void read_parallelism(config::ConfigFile& c, std::string_view t, ParallelSpec& p
   // (tp = pp = 65536 made tp x pp 0, and a division by it crashed).
   constexpr std::uint64_t kMaxGpus = std::uint64_t{1} << 20;
   const auto where = "config " + c.path() + ": " + std::string(t) + ".";
-  for (const auto& [key, value] :
-       {std::pair{"tp", p.tp}, {"pp", p.pp}, {"ep", p.ep}, {"dp", p.dp}, {"gpus", p.gpus}}) {
+  for (const auto& [key, value] : {std::pair{"tp", p.tp},
+                                   {"pp", p.pp},
+                                   {"ep", p.ep},
+                                   {"cp", p.cp},
+                                   {"dp", p.dp},
+                                   {"gpus", p.gpus}}) {
     if (value > kMaxGpus) {
       throw Error(where + key + " must be at most " + std::to_string(kMaxGpus) + " (GPUs)");
     }
   }
-  if (const std::uint64_t product = std::uint64_t{p.tp} * p.pp * std::max(p.dp, 1u);
+  if (const std::uint64_t product = std::uint64_t{p.tp} * p.cp * p.pp * std::max(p.dp, 1u);
       product > kMaxGpus) {
-    throw Error(where + "tp x pp x dp = " + std::to_string(product) + " GPUs; at most " +
-                std::to_string(kMaxGpus));
+    throw Error(where + (p.cp == 1 ? "tp x pp x dp = " : "tp x cp x pp x dp = ") +
+                std::to_string(product) + " GPUs; at most " + std::to_string(kMaxGpus));
+  }
+  if (const auto sp = c.string(t, "sp")) {
+    if (*sp == "none") {
+      p.sp = SpMode::kNone;
+    } else if (*sp == "ulysses") {
+      p.sp = SpMode::kUlysses;
+    } else {
+      throw Error(where + "sp \"" + *sp + "\" is unknown (none or ulysses)");
+    }
   }
   p.order = c.string(t, "order").value_or(p.order);
   p.dp_algorithm = c.string(t, "dp_algorithm").value_or(p.dp_algorithm);
@@ -108,6 +123,54 @@ void read_skew(config::ConfigFile& c, std::string_view t, SkewSpec& s) {
   if (!s.routing_name.empty() && (s.drift || s.hot_ratio != 1.0 || s.zipf != 0.0)) {
     throw Error("config " + c.path() + ": " + std::string(t) +
                 ".routing_file replaces hot_ratio, zipf and the drift: give one or the other");
+  }
+}
+
+/// The sequence lengths packed into the micro-batches ([data] in a job file, or [job]).
+void read_sequences(config::ConfigFile& c, std::string_view t, SequenceSpec& s) {
+  const std::string where = "config " + c.path() + ": " + std::string(t) + ".";
+  if (const auto law = c.string(t, "sequence_lengths")) {
+    if (*law == "fixed") {
+      s.law = LengthLaw::kFixed;
+    } else if (*law == "uniform") {
+      s.law = LengthLaw::kUniform;
+    } else if (*law == "lognormal") {
+      s.law = LengthLaw::kLogNormal;
+    } else if (*law == "file") {
+      s.law = LengthLaw::kFile;
+    } else {
+      throw Error(where + "sequence_lengths \"" + *law +
+                  "\" is unknown (fixed, uniform, lognormal or file)");
+    }
+    // A law given here replaces a file named before (the job file's, under [job]).
+    if (s.law != LengthLaw::kFile && !c.string(t, "sequence_file")) s.file_name.clear();
+  }
+  read_count(c, t, "sequence_min", s.min);
+  read_count(c, t, "sequence_max", s.max);
+  s.mu = c.number(t, "sequence_mu").value_or(s.mu);
+  s.sigma = c.number(t, "sequence_sigma").value_or(s.sigma);
+  read_count(c, t, "sequence_seed", s.seed);
+  if (const auto file = c.string(t, "sequence_file")) {
+    if (file->empty()) throw Error(where + "sequence_file is empty");
+    s.file_name = *file;
+    s.file_base = std::filesystem::path(c.path()).parent_path().string();
+    if (!c.string(t, "sequence_lengths")) s.law = LengthLaw::kFile;
+  }
+  // Checked where they are given, so that the error names this file.
+  if (s.law == LengthLaw::kUniform && (s.min == 0 || s.max < s.min)) {
+    throw Error(where + "sequence_lengths = \"uniform\" needs 1 <= sequence_min <= sequence_max");
+  }
+  if (s.law == LengthLaw::kLogNormal &&
+      (!std::isfinite(s.mu) || !std::isfinite(s.sigma) || s.sigma < 0 || s.mu > 40)) {
+    throw Error(where +
+                "sequence_lengths = \"lognormal\" needs a finite sequence_mu (at most 40) and "
+                "sequence_sigma >= 0");
+  }
+  if (s.law == LengthLaw::kFile && s.file_name.empty()) {
+    throw Error(where + "sequence_lengths = \"file\" needs sequence_file");
+  }
+  if (s.law != LengthLaw::kFile && !s.file_name.empty()) {
+    throw Error(where + "sequence_file needs sequence_lengths = \"file\"");
   }
 }
 
@@ -257,6 +320,7 @@ JobSpec read_job_file(const std::string& path) {
   read_gpu(c, "gpu", job.gpu);
   read_skew(c, "skew", job.skew);
   read_schedule(c, "schedule", job.schedule);
+  read_sequences(c, "data", job.sequences);
   c.reject_unknown();
   return job;
 }
@@ -267,6 +331,7 @@ void apply_job_overrides(config::ConfigFile& config, std::string_view table, Job
   read_skew(config, table, job.skew);
   read_schedule(config, table, job.schedule);
   read_ep_comm(config, table, job.model, job.ep_comm);
+  read_sequences(config, table, job.sequences);
 }
 
 }  // namespace shoal::work

@@ -16,12 +16,14 @@
 #include "shoal/work/dag.hpp"
 #include "shoal/work/pipeline_schedule.hpp"
 #include "shoal/work/routing_file.hpp"
+#include "shoal/work/sequence_lengths.hpp"
 #include "shoal/work/training_job.hpp"
 
 namespace shoal::work {
 
 class TrainingBuilder {
  public:
+  /// Builds from `job.rank_view()`: one CP rank's tokens, cp x dp data ranks.
   TrainingBuilder(const JobSpec& job, Dag& dag);
   void build();
 
@@ -36,6 +38,16 @@ class TrainingBuilder {
     bool experts = false;
     std::uint64_t parameters = 0;  // on one GPU (dense: its TP shard; experts: its own)
   };
+
+  // --- context and sequence parallelism (training_cp.cpp) ---
+  /// Ring attention: each CP ring of the stage passes its K and V blocks (and
+  /// in backward their gradients) around, one coflow per ring.
+  void context_ring(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
+  /// Ulysses: the all-to-all of each TP group before (`before`) or after the attention.
+  void ulysses(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward, bool before);
+  /// Attention forward time of GPU r in micro-batch mb: with a length law, its
+  /// replica's packed sequences.
+  Time attention(std::uint32_t r, std::uint32_t mb, std::uint32_t layer) const;
 
   // --- placement (training_dag.cpp) ---
   /// Job rank <-> coordinates (order tp-ep-dp-pp).
@@ -130,6 +142,8 @@ class TrainingBuilder {
   void add_all_gather(std::vector<std::string>& after, std::uint32_t r, std::uint32_t layer,
                       bool experts);
 
+  const JobSpec view_;  // the job as one CP rank sees it
+  const std::uint32_t cp_;
   const JobSpec& job_;
   const ModelSpec& m_;
   const ParallelSpec& p_;
@@ -139,12 +153,14 @@ class TrainingBuilder {
   std::vector<double> weights_;              // the skew law's weights, member 0 the hottest
   std::vector<double> drawn_;            // weights_ permuted for one (layer, micro-batch, group)
   std::optional<RoutingTable> routing_;  // [skew] routing_file: measured weights
+  std::optional<SequencePacking>
+      packing_;  // a sequence length law: each micro-batch's sum of squares
   /// The EP members' weights in MoE layer `layer` of micro-batch `mb` for the
   /// expert-data-parallel group `edp`: a routing file's (the same for every
   /// group), weights_, or under drift a permutation of them drawn for this
   /// iteration, layer, micro-batch and group.
   const std::vector<double>& weights(std::uint32_t layer, std::uint32_t mb, std::uint32_t edp);
-  std::array<int, 4> axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp)
+  std::array<int, 5> axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp, 4 cp)
   std::uint32_t iteration_ = 0;
   std::string prefix_;
   std::vector<Flow> flows_;

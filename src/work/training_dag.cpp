@@ -17,15 +17,25 @@
 namespace shoal::work {
 
 TrainingBuilder::TrainingBuilder(const JobSpec& job, Dag& dag)
-    : job_(job),
-      m_(job.model),
-      p_(job.parallel),
+    : view_(job.rank_view()),
+      cp_(job.parallel.cp),
+      job_(view_),
+      m_(view_.model),
+      p_(view_.parallel),
       dag_(dag),
       edp_(p_.dp / p_.ep),
       stage_starts_(job.stage_starts()),
       weights_(ep_weights(job)),
-      axes_(placement_axes(job.parallel.order)) {
+      axes_(placement_axes(job.parallel.order, job.parallel.cp, job.parallel.ep)) {
   if (!job.skew.routing_file.empty()) routing_ = RoutingTable::read(job.skew.routing_file, job);
+  const SequenceSpec& seq = job.sequences;
+  if (seq.law != LengthLaw::kFixed) {
+    // One draw per data-parallel replica, shared by its TP, CP and PP ranks.
+    packing_.emplace(seq, job.parallel.micro_batch_tokens, p_.iterations, p_.micro_batches,
+                     job.parallel.dp, job.id,
+                     seq.law == LengthLaw::kFile ? read_sequence_lengths(seq.file)
+                                                 : std::vector<std::uint64_t>{});
+  }
 }
 
 void TrainingBuilder::build() {
@@ -47,9 +57,14 @@ void TrainingBuilder::build() {
 }
 
 GpuId TrainingBuilder::gpu(std::uint32_t r) const {
-  const std::uint32_t coord[4] = {r % p_.tp, (r / p_.tp) % p_.ep, (r / (p_.tp * p_.ep)) % edp_,
-                                  r / (p_.tp * p_.dp)};  // tp, ep, dp (expert-data), pp
-  const std::uint32_t size[4] = {p_.tp, p_.ep, edp_, p_.pp};
+  // tp, ep, dp (expert-data), pp, cp. With CP the data index d = c + CP x
+  // is placed as (cp c, dp x); placement_axes keeps cp-ep-dp together when
+  // EP also exceeds 1, so EP's members (d mod EP) stay where Megatron-Core puts them.
+  const std::uint32_t d = (r / p_.tp) % p_.dp;
+  const bool cp = cp_ > 1;
+  const std::uint32_t coord[5] = {r % p_.tp, cp ? 0 : d % p_.ep, cp ? d / cp_ : d / p_.ep,
+                                  r / (p_.tp * p_.dp), cp ? d % cp_ : 0};
+  const std::uint32_t size[5] = {p_.tp, cp ? 1 : p_.ep, cp ? p_.dp / cp_ : edp_, p_.pp, cp_};
   std::uint32_t placed = 0, stride = 1;
   for (const int axis : axes_) {
     placed += coord[axis] * stride;
@@ -109,14 +124,17 @@ void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t vs, std::uint3
   }
   for (std::uint32_t layer = stage_starts_[vs]; layer < stage_starts_[vs + 1]; ++layer) {
     const bool moe = m_.moe_layer(layer);
+    ulysses(s, mb, layer, true, true);
+    context_ring(s, mb, layer, true);
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
       std::vector<std::string> after = std::move(ready(i));
       if (iteration_ > 0 && mb == 0) add_all_gather(after, r, layer, false);
       const std::string a = task_name(r, true, mb, layer, 'a');
-      task(r, a, attention_time(job_, layer), std::move(after), TaskKind::kForward, mb, layer);
+      task(r, a, attention(r, mb, layer), std::move(after), TaskKind::kForward, mb, layer);
       ready(i) = {a};
     }
+    ulysses(s, mb, layer, true, false);
     ffn(s, mb, layer, moe, true);
     tensor_parallel(s, mb, layer, true);
   }
@@ -132,15 +150,17 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint
   for (std::uint32_t layer = stage_starts_[vs + 1]; layer-- > stage_starts_[vs];) {
     const bool moe = m_.moe_layer(layer);
     ffn(s, mb, layer, moe, false);
+    ulysses(s, mb, layer, false, true);
+    context_ring(s, mb, layer, false);
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
       const std::string a = task_name(r, false, mb, layer, 'a');
-      const auto t =
-          static_cast<Time>(std::llround(static_cast<double>(attention_time(job_, layer)) *
-                                         job_.gpu.backward_factor * backward_share_));
+      const auto t = static_cast<Time>(std::llround(static_cast<double>(attention(r, mb, layer)) *
+                                                    job_.gpu.backward_factor * backward_share_));
       task(r, a, t, std::move(ready(i)), TaskKind::kBackward, mb, layer);
       ready(i) = {a};
     }
+    ulysses(s, mb, layer, false, false);
     tensor_parallel(s, mb, layer, false);
     if (recording_grads_) {
       // This micro-batch's gradients of the layer are ready to be reduced.
@@ -396,10 +416,11 @@ std::vector<std::uint32_t> TrainingBuilder::tp_group(std::uint32_t s, std::uint3
   return g;
 }
 
-Bytes TrainingBuilder::tp_bytes()
-    const {  // two ring all-reduces of the layer's activations per pass
+// Two ring all-reduces of the layer's activations per pass; with Ulysses
+// the attention's is replaced by its all-to-alls, the MLP's remains.
+Bytes TrainingBuilder::tp_bytes() const {
   const Bytes buffer = static_cast<Bytes>(p_.micro_batch_tokens * m_.hidden * m_.dtype_bytes);
-  return 2 * 2 * (p_.tp - 1) * buffer / p_.tp;
+  return (p_.sp == SpMode::kUlysses ? 1 : 2) * 2 * (p_.tp - 1) * buffer / p_.tp;
 }
 
 void add_training_job(const JobSpec& job, Dag& dag) { TrainingBuilder(job, dag).build(); }

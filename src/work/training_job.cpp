@@ -38,8 +38,8 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
   if (m.dense_layers > 0 && m.ffn == 0) {
     throw Error(where + "model.ffn must be positive for the dense layers");
   }
-  if (p.tp == 0 || p.pp == 0 || p.ep == 0)
-    throw Error(where + "parallelism.tp, pp, ep must be positive");
+  if (p.tp == 0 || p.pp == 0 || p.ep == 0 || p.cp == 0)
+    throw Error(where + "parallelism.tp, pp, ep, cp must be positive");
   if (p.micro_batches == 0 || p.micro_batch_tokens == 0 || p.iterations == 0) {
     throw Error(where +
                 "parallelism.micro_batches, micro_batch_tokens and iterations must be positive");
@@ -50,7 +50,7 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
                 "\" is unknown (ring or hierarchical)");
   }
   try {
-    placement_axes(p.order);
+    placement_axes(p.order, p.cp, p.ep);
   } catch (const Error& e) {
     throw Error(where + e.what());
   }
@@ -59,30 +59,53 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
     throw Error(where + "parallelism.first_gpu " + std::to_string(p.first_gpu) +
                 " is outside the fabric (" + std::to_string(fabric_gpus) + " GPUs)");
   }
-  if (p.gpus == 0) p.gpus = p.dp == 0 ? fabric_gpus - p.first_gpu : p.tp * p.pp * p.dp;
-  if (p.gpus % (p.tp * p.pp) != 0) {
+  if (p.gpus == 0) p.gpus = p.dp == 0 ? fabric_gpus - p.first_gpu : p.tp * p.cp * p.pp * p.dp;
+  if (p.cp == 1) {
+    if (p.gpus % (p.tp * p.pp) != 0) {
+      throw Error(where + std::to_string(p.gpus) + " GPUs do not factor as tp (" +
+                  std::to_string(p.tp) + ") x pp (" + std::to_string(p.pp) + ") x dp");
+    }
+  } else if (p.gpus % (p.tp * p.cp * p.pp) != 0) {
     throw Error(where + std::to_string(p.gpus) + " GPUs do not factor as tp (" +
-                std::to_string(p.tp) + ") x pp (" + std::to_string(p.pp) + ") x dp");
+                std::to_string(p.tp) + ") x cp (" + std::to_string(p.cp) + ") x pp (" +
+                std::to_string(p.pp) + ") x dp");
   }
-  const std::uint32_t dp = p.gpus / (p.tp * p.pp);
+  const std::uint32_t dp = p.gpus / (p.tp * p.cp * p.pp);
   if (p.dp != 0 && p.dp != dp) {
-    throw Error(where + "tp x pp x dp = " + std::to_string(p.tp) + " x " + std::to_string(p.pp) +
-                " x " + std::to_string(p.dp) + " = " + std::to_string(p.tp * p.pp * p.dp) +
-                " GPUs, but the job has " + std::to_string(p.gpus));
+    if (p.cp == 1) {
+      throw Error(where + "tp x pp x dp = " + std::to_string(p.tp) + " x " + std::to_string(p.pp) +
+                  " x " + std::to_string(p.dp) + " = " + std::to_string(p.tp * p.pp * p.dp) +
+                  " GPUs, but the job has " + std::to_string(p.gpus));
+    }
+    throw Error(where + "tp x cp x pp x dp = " + std::to_string(p.tp) + " x " +
+                std::to_string(p.cp) + " x " + std::to_string(p.pp) + " x " + std::to_string(p.dp) +
+                " = " + std::to_string(p.tp * p.cp * p.pp * p.dp) + " GPUs, but the job has " +
+                std::to_string(p.gpus));
   }
   p.dp = dp;
   if (m.experts == 0 && p.ep != 1)
     throw Error(where + "parallelism.ep must be 1 for a dense model");
-  if (dp % p.ep != 0) {
+  if (p.cp == 1 && dp % p.ep != 0) {
     throw Error(where + "parallelism.ep (" + std::to_string(p.ep) + ") must divide dp (" +
                 std::to_string(dp) + ")");
   }
+  if (p.cp > 1 && (dp * p.cp) % p.ep != 0) {
+    throw Error(where + "parallelism.ep (" + std::to_string(p.ep) + ") must divide cp x dp (" +
+                std::to_string(p.cp) + " x " + std::to_string(dp) + ")");
+  }
+  resolve_sequences(where);
   if (m.experts > 0 && p.ep > m.experts) {
     throw Error(where + "parallelism.ep (" + std::to_string(p.ep) + ") exceeds the experts (" +
                 std::to_string(m.experts) + ")");
   }
-  if (p.micro_batch_tokens % p.tp != 0) {
-    throw Error(where + "parallelism.micro_batch_tokens must divide by tp");
+  if (p.micro_batch_tokens % p.cp != 0) {
+    throw Error(where + "parallelism.micro_batch_tokens (" + std::to_string(p.micro_batch_tokens) +
+                ") must divide by cp (" + std::to_string(p.cp) +
+                "): each CP rank holds an equal share");
+  }
+  if ((p.micro_batch_tokens / p.cp) % p.tp != 0) {
+    throw Error(where + (p.cp == 1 ? std::string("parallelism.micro_batch_tokens must divide by tp")
+                                   : "parallelism.micro_batch_tokens / cp must divide by tp"));
   }
   if (static_cast<std::uint64_t>(p.first_gpu) + p.gpus > fabric_gpus) {
     throw Error(where + "GPUs " + std::to_string(p.first_gpu) + ".." +
@@ -103,6 +126,31 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
   }
   if (skew.hot_ratio < 1 || skew.hot_ratio > p.ep || skew.zipf < 0) {
     throw Error(where + "skew.hot_ratio must be between 1 and ep, zipf not negative");
+  }
+}
+
+JobSpec JobSpec::rank_view() const {
+  JobSpec view = *this;
+  ParallelSpec& p = view.parallel;
+  if (p.cp == 1) return view;
+  p.micro_batch_tokens /= p.cp;
+  p.dp *= p.cp;
+  p.cp = 1;
+  return view;
+}
+
+void JobSpec::resolve_sequences(const std::string& where) const {
+  const ParallelSpec& p = parallel;
+  const ModelSpec& m = model;
+  const std::uint64_t kv = m.kv_heads == 0 ? m.heads : m.kv_heads;
+  if (m.heads % kv != 0) {
+    throw Error(where + "model.heads (" + std::to_string(m.heads) + ") must divide by kv_heads (" +
+                std::to_string(kv) + ")");
+  }
+  if (p.sp == SpMode::kUlysses && (m.heads % p.tp != 0 || kv % p.tp != 0)) {
+    throw Error(where + "parallelism.sp = \"ulysses\" splits the heads over the tp (" +
+                std::to_string(p.tp) + ") ranks: model.heads (" + std::to_string(m.heads) +
+                ") and kv_heads (" + std::to_string(kv) + ") must divide by it");
   }
 }
 
@@ -198,7 +246,8 @@ std::string describe_schedule(const JobSpec& job) {
   switch (s.dp_bucket) {
     case B::kMegatron:
       text += ", in buckets of max(40 M, 1 M x DP) = " +
-              std::to_string(std::max<std::uint64_t>(40'000'000, 1'000'000ull * job.parallel.dp)) +
+              std::to_string(std::max<std::uint64_t>(
+                  40'000'000, 1'000'000ull * job.parallel.cp * job.parallel.dp)) +
               " parameters on the first stage, one per buffer on the others (Megatron)";
       break;
     case B::kDeepSpeed:
@@ -249,9 +298,17 @@ Time flops_time(const JobSpec& job, double flops) {
   return static_cast<Time>(std::llround(seconds * 1e12));
 }
 
-Time flop_attention_time(const JobSpec& job, std::uint32_t layer) {
+Time flop_attention_time(const JobSpec& job, std::uint32_t layer, double square_sum) {
   const ModelSpec& m = job.model;
   const auto tokens = static_cast<double>(job.parallel.micro_batch_tokens);
+  if (square_sum >= 0) {
+    // Packed sequences: the score and value products, 4 h per query-key pair,
+    // over each sequence's own pairs (the sum of the squared lengths).
+    double per_token = 2.0 * static_cast<double>(m.attention_params());
+    if (m.moe_layer(layer)) per_token += 2.0 * static_cast<double>(m.shared_params());
+    const double flops = tokens * per_token + 4.0 * static_cast<double>(m.hidden) * square_sum;
+    return flops_time(job, flops / job.parallel.tp);
+  }
   double per_token = 2.0 * static_cast<double>(m.attention_params()) +
                      4.0 * static_cast<double>(m.sequence) * static_cast<double>(m.hidden);
   if (m.moe_layer(layer)) per_token += 2.0 * static_cast<double>(m.shared_params());
@@ -275,15 +332,15 @@ Time flop_ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load) 
 /// With measured layer times: a part's share of the layer's measured time.
 Time measured_part(const JobSpec& job, std::uint32_t layer, Time part_by_flops) {
   const double whole =
-      static_cast<double>(flop_attention_time(job, layer) + flop_ffn_time(job, layer, 1.0));
+      static_cast<double>(flop_attention_time(job, layer, -1) + flop_ffn_time(job, layer, 1.0));
   return static_cast<Time>(std::llround(static_cast<double>(job.gpu.layer_forward[layer]) *
                                         static_cast<double>(part_by_flops) / whole));
 }
 
 }  // namespace
 
-Time attention_time(const JobSpec& job, std::uint32_t layer) {
-  const Time t = flop_attention_time(job, layer);
+Time attention_time(const JobSpec& job, std::uint32_t layer, double square_sum) {
+  const Time t = flop_attention_time(job, layer, square_sum);
   return job.gpu.layer_forward.empty() ? t : measured_part(job, layer, t);
 }
 

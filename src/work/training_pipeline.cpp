@@ -100,7 +100,7 @@ void TrainingBuilder::weight_pass(std::uint32_t s, std::uint32_t vs, std::uint32
   for (std::uint32_t layer = stage_starts_[vs + 1]; layer-- > stage_starts_[vs];) {
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
-      Time t = attention_time(job_, layer) +
+      Time t = attention(r, mb, layer) +
                ffn_time(job_, layer,
                         m_.moe_layer(layer) ? weights(layer, mb, edp_of(r))[ep_of(r)] : 1.0);
       if (layer + 1 == m_.layers) t += lm_head_time(job_);

@@ -65,10 +65,13 @@ std::vector<double> ep_weights(const JobSpec& job) {
   return w;
 }
 
-std::array<int, 4> placement_axes(const std::string& order) {
-  std::array<int, 4> axes{};
-  std::size_t n = 0, pos = 0;
-  bool seen[4] = {false, false, false, false};
+std::array<int, 5> placement_axes(const std::string& order, std::uint32_t cp, std::uint32_t ep) {
+  const std::string bad = "parallelism.order \"" + order +
+                          "\" must name tp, ep, dp and pp once each (and cp at most once), "
+                          "innermost first (e.g. tp-ep-dp-pp)";
+  std::vector<int> axes;
+  std::size_t pos = 0;
+  bool seen[5] = {false, false, false, false, false};
   while (pos <= order.size()) {
     const std::size_t dash = std::min(order.find('-', pos), order.size());
     const std::string name = order.substr(pos, dash - pos);
@@ -77,31 +80,43 @@ std::array<int, 4> placement_axes(const std::string& order) {
     if (name == "ep") axis = 1;
     if (name == "dp") axis = 2;
     if (name == "pp") axis = 3;
-    if (axis < 0 || n == 4 || seen[axis]) {
-      throw Error("parallelism.order \"" + order +
-                  "\" must name tp, ep, dp and pp once each, innermost first (e.g. tp-ep-dp-pp)");
-    }
+    if (name == "cp") axis = 4;
+    if (axis < 0 || seen[axis]) throw Error(bad);
     seen[axis] = true;
-    axes[n++] = axis;
+    axes.push_back(axis);
     pos = dash + 1;
   }
-  if (n != 4) {
+  if (!seen[0] || !seen[1] || !seen[2] || !seen[3]) throw Error(bad);
+  // Without cp: directly inside ep, as Megatron-Core's default tp-cp-ep-dp-pp.
+  if (!seen[4]) axes.insert(std::find(axes.begin(), axes.end(), 1), 4);
+  const auto at = [&](int axis) {
+    return std::find(axes.begin(), axes.end(), axis) - axes.begin();
+  };
+  // EP groups span the CP ranks first (Megatron-Core's expert ranks): with
+  // both, the CP and expert ranks are one block, cp-ep-dp.
+  if (cp > 1 && ep > 1 && (at(1) != at(4) + 1 || at(2) != at(1) + 1)) {
     throw Error("parallelism.order \"" + order +
-                "\" must name tp, ep, dp and pp once each, innermost first (e.g. tp-ep-dp-pp)");
+                "\": with cp and ep above 1, cp, ep and dp must follow each other in that "
+                "order (EP groups span the CP ranks first, as in Megatron-Core)");
   }
-  return axes;
+  std::array<int, 5> out{};
+  std::copy(axes.begin(), axes.end(), out.begin());
+  return out;
 }
 
-JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_per_server) {
+JobTraffic job_traffic(const JobSpec& whole, const Dag& dag, std::uint32_t gpus_per_server) {
+  const JobSpec job = whole.rank_view();  // one CP rank's tokens
   const ModelSpec& m = job.model;
   const ParallelSpec& p = job.parallel;
   JobTraffic t;
   t.pp_per_send =
       p.pp > 1 ? static_cast<Bytes>(p.micro_batch_tokens * m.hidden * m.dtype_bytes / p.tp) : 0;
   t.tp_per_layer_pass =
-      p.tp > 1 ? static_cast<Bytes>(2 * 2 * (p.tp - 1) *
+      p.tp > 1 ? static_cast<Bytes>((p.sp == SpMode::kUlysses ? 1 : 2) * 2 * (p.tp - 1) *
                                     (p.micro_batch_tokens * m.hidden * m.dtype_bytes) / p.tp)
                : 0;
+  t.cp_per_layer_pass = (whole.parallel.cp - 1) * cp_block_bytes(whole);
+  t.sp_per_layer_pass = ulysses_bytes(whole, true) + ulysses_bytes(whole, false);
   for (const Coflow& c : dag.coflows()) {
     if (c.labels.job != job.id || c.labels.iteration != 0) continue;
     const auto type = static_cast<std::size_t>(c.labels.type);
@@ -128,7 +143,7 @@ JobTraffic job_traffic(const JobSpec& job, const Dag& dag, std::uint32_t gpus_pe
       t.ep_dispatch_per_gpu = sent / p.ep;
     }
   }
-  for (std::size_t i = 0; i < 5; ++i) {
+  for (std::size_t i = 0; i < kCoflowTypes; ++i) {
     t.network[i] /= p.gpus;
     t.nvlink[i] /= p.gpus;
   }

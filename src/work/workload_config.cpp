@@ -89,6 +89,11 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
             config.input("routing", spec.skew.routing_name, spec.skew.routing_base);
         core::require_input_file(spec.skew.routing_file, "routing file");
       }
+      if (!spec.sequences.file_name.empty()) {
+        spec.sequences.file =
+            config.input("lengths", spec.sequences.file_name, spec.sequences.file_base);
+        core::require_input_file(spec.sequences.file, "sequence lengths file");
+      }
       spec.resolve(gpus, gpus_per_server);
       for (const JobSpec& other : workload.jobs) {
         const auto a0 = spec.parallel.first_gpu, a1 = a0 + spec.parallel.gpus;

@@ -35,6 +35,10 @@ sed '/^\[job\]/a pp_schedule = "interleaved"\nvirtual_stages = 2\nstage_layers =
 # And with DualPipe: 4 micro-batches fed from both ends of the 2 pipeline ranks.
 sed -e '/^\[job\]/a pp_schedule = "dualpipe"' -e 's/^micro_batches = .*/micro_batches = 4/' \
   "$dir/training.toml" >"$dir/dualpipe.toml"
+# Context parallelism, Ulysses and a lengths file (LLaMA-7B on 16 GPUs), hermod.
+cp "$src/configs/examples/long-context-lengths.txt" "$dir/"
+sed -e "s|^job = .*|job = \"$src/jobs/llama-7b.toml\"|" -e 's/^name = "fair"/name = "hermod"/' \
+  "$src/configs/examples/long-context.toml" >"$dir/long-context.toml"
 # Two jobs on one fabric under fair and crux+hermod ([workload] jobs = [...]).
 mkdir -p "$dir/two-jobs"
 cp "$src"/configs/examples/two-jobs/*.toml "$dir/two-jobs/"
@@ -47,7 +51,7 @@ sed -e '/^\[topology\]/,/^\[network\]/{/^\[network\]/!d}' "$dir/ecmp.toml" >"$di
   printf 'dual_plane = true\nlink_rate = "100Gbps"\nlink_latency = "1us"\n\n'
   cat "$dir/rest.toml"; } >"$dir/rail.toml"
 failures=0
-for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training zero2 interleaved dualpipe two-jobs rail; do
+for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training zero2 interleaved dualpipe long-context two-jobs rail; do
   "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >"$dir/$variant-1.out"
   # One rank by time (what "auto" picks for fabrics this small), N ranks by
   # atom: the engine's two orders must agree too.

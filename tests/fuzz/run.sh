@@ -27,10 +27,11 @@ seconds=${SHOAL_FUZZ_TIME:-120}
 # tests/fuzz/corpus/NAME/ and a dictionary tests/fuzz/dict/NAME.dict (or a line
 # in dict_of).
 all_targets=(units config_file run_config dag_toml dag_json htsim partition job_file sweep_file
-             chakra routing_file)
+             chakra routing_file sequence_lengths)
 declare -A max_len=([units]=64 [config_file]=16384 [run_config]=16384 [dag_toml]=16384
                     [dag_json]=16384 [htsim]=4096 [partition]=2048 [job_file]=4096
-                    [sweep_file]=4096 [chakra]=4096 [routing_file]=4096)
+                    [sweep_file]=4096 [chakra]=4096 [routing_file]=4096
+                    [sequence_lengths]=2048)
 dict_of() {
   case $1 in
     config_file | run_config | job_file | sweep_file) echo config ;;
@@ -72,6 +73,10 @@ seeds_routing_file() {  # a whole file for the fuzz job, and a short broken one
   { echo "iteration,layer,micro_batch,expert,tokens"
     for l in 2 3 4; do for m in 0 1; do for e in $(seq 0 15); do echo "0,$l,$m,$e,$((e * 7 % 11))"; done; done; done; } >"$1/whole.csv"
   printf 'iteration,layer,micro_batch,expert,tokens\n0,2,0,3,5\n' >"$1/short.csv"
+}
+seeds_sequence_lengths() {  # lengths with comments, and a broken one
+  printf '# lengths\n4096\n512  # short\n\n100000\n1\n' >"$1/lengths.txt"
+  printf '12\nx\n' >"$1/bad.txt"
 }
 seeds_chakra() {
   # Each of ASTRA-sim's 4-NPU traces, its rank files joined as chakra.cpp splits them.

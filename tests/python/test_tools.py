@@ -26,7 +26,7 @@ TRACE = os.path.join(ROOT, "tools", "shoal-trace")
 sys.path.insert(0, HERE)
 import synth  # noqa: E402
 
-TYPES = ["EP", "PP", "DP", "TP", "OTHER"]
+TYPES = ["EP", "PP", "DP", "TP", "OTHER", "CP"]
 KINDS = ["other", "fwd", "bwd", "optimizer"]
 
 

@@ -36,9 +36,12 @@ using TaskId = core::DenseId<struct TaskTag>;
 /// A coflow, by its index in Dag::coflows().
 using CoflowId = core::DenseId<struct CoflowTag>;
 
-enum class CoflowType : std::uint8_t { kEp, kPp, kDp, kTp, kOther };
+/// kCp (context parallelism's ring attention, Ulysses' all-to-alls) comes last
+/// so that the other types keep their numbers in earlier outputs.
+enum class CoflowType : std::uint8_t { kEp, kPp, kDp, kTp, kOther, kCp };
+inline constexpr std::size_t kCoflowTypes = 6;
 
-/// "EP", "PP", "DP", "TP", "OTHER" (also lower case); an Error lists the choices.
+/// "EP", "PP", "DP", "TP", "OTHER", "CP" (also lower case); an Error lists the choices.
 CoflowType parse_coflow_type(std::string_view text);
 std::string_view coflow_type_name(CoflowType type);
 

@@ -17,8 +17,20 @@
 namespace shoal::work {
 
 /// The axes of a placement order ("tp-ep-dp-pp": innermost first) as indices
-/// 0 tp, 1 ep, 2 dp (expert-data-parallel), 3 pp; an Error names a bad order.
-std::array<int, 4> placement_axes(const std::string& order);
+/// 0 tp, 1 ep, 2 dp (expert-data-parallel), 3 pp, 4 cp (inserted directly
+/// inside ep when the order omits it); an Error names a bad order, or one
+/// that splits cp, ep and dp while both cp and ep exceed 1.
+std::array<int, 5> placement_axes(const std::string& order, std::uint32_t cp = 1,
+                                  std::uint32_t ep = 1);
+
+/// Context parallelism's K and V block of one CP rank in one layer and
+/// micro-batch: tokens / cp x kv_heads x head_dim x 2 x dtype_bytes.
+Bytes cp_block_bytes(const JobSpec& job);
+/// One GPU's bytes in one of Ulysses' all-to-alls: of Q, K and V (`qkv`:
+/// forward before the attention, backward after it) or of the attention's
+/// output (or its gradient): tokens / (cp x tp) x width x dtype_bytes x
+/// (tp - 1) / tp; 0 without Ulysses.
+Bytes ulysses_bytes(const JobSpec& job, bool qkv);
 
 /// Adds the job's tasks and coflows to `dag` (call Dag::resolve() after all jobs).
 void add_training_job(const JobSpec& job, Dag& dag);

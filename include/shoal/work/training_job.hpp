@@ -1,7 +1,7 @@
 // A training job: a model, how it is parallelized, and the GPU it runs on;
 // the formulas for its compute time and its traffic (docs/training.md).
 //
-// Parallelism follows Megatron: GPUs = TP x PP x DP; EP divides DP (experts
+// Parallelism follows Megatron: GPUs = TP x CP x PP x DP; EP divides CP x DP (experts
 // are sharded over EP ranks inside the data-parallel group); dense parameters
 // replicate over the DP group (size DP), expert parameters over the
 // expert-data-parallel group (size DP / EP). Placement order "tp-ep-dp-pp"
@@ -16,6 +16,7 @@
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/pipeline_schedule.hpp"
+#include "shoal/work/sequence_lengths.hpp"
 
 namespace shoal::work {
 
@@ -52,8 +53,18 @@ struct ModelSpec {
   }
 };
 
+/// Sequence parallelism inside the TP group (docs/training.md).
+enum class SpMode : std::uint8_t {
+  kNone,     // Megatron's TP: two all-reduces per layer and pass
+  kUlysses,  // DeepSpeed-Ulysses in the attention: all-to-alls of heads around it
+};
+
 struct ParallelSpec {
-  std::uint32_t tp = 1, pp = 1, ep = 1, dp = 0;  // dp 0: GPUs / (tp * pp)
+  std::uint32_t tp = 1, pp = 1, ep = 1, dp = 0;  // dp 0: GPUs / (tp * cp * pp)
+  /// Context parallelism: each sequence's tokens split over cp ranks, ring
+  /// attention passing K and V blocks around them. EP divides cp x dp.
+  std::uint32_t cp = 1;
+  SpMode sp = SpMode::kNone;
   std::uint32_t micro_batches = 1;
   std::uint64_t micro_batch_tokens = 0;  // tokens per micro-batch per data-parallel replica
   std::uint32_t iterations = 1;
@@ -176,8 +187,13 @@ struct JobSpec {
   SkewSpec skew;
   ScheduleSpec schedule;
   EpCommSpec ep_comm;
+  SequenceSpec sequences;
 
-  std::uint32_t gpu_count() const { return parallel.tp * parallel.pp * parallel.dp; }
+  std::uint32_t gpu_count() const { return parallel.tp * parallel.cp * parallel.pp * parallel.dp; }
+  /// The job as one CP rank sees it: micro_batch_tokens / cp tokens and cp x dp
+  /// data-parallel ranks (which reduce the gradients together, and over which
+  /// EP folds, as in Megatron-Core); cp 1. The job itself when cp is 1.
+  JobSpec rank_view() const;
   /// Pipeline stages the model is cut into: pp x virtual_stages.
   std::uint32_t stages() const { return parallel.pp * schedule.virtual_stages; }
   /// The first layer of each stage, and the layer count after the last.
@@ -189,6 +205,8 @@ struct JobSpec {
  private:
   /// The pipeline schedule's keys against the model and parallelism.
   void resolve_pipeline(const std::string& where) const;
+  /// Heads against Ulysses' degree.
+  void resolve_sequences(const std::string& where) const;
 };
 
 /// Bytes one GPU sends per iteration, by traffic type, and coflow counts.
@@ -205,9 +223,11 @@ struct JobTraffic {
   Bytes dp_gather_expert_per_gpu = 0;
   std::uint64_t dp_reductions = 0;  // reduce-scatter coflows per iteration (buckets x reductions)
   // per GPU per iteration, network vs NVLink, by type (index CoflowType)
-  Bytes network[5] = {0, 0, 0, 0, 0};
-  Bytes nvlink[5] = {0, 0, 0, 0, 0};
-  std::uint64_t coflows[5] = {0, 0, 0, 0, 0};
+  Bytes cp_per_layer_pass = 0;  // one GPU's ring-attention bytes per layer, forward
+  Bytes sp_per_layer_pass = 0;  // one GPU's Ulysses all-to-all bytes per layer and pass
+  Bytes network[6] = {0, 0, 0, 0, 0, 0};
+  Bytes nvlink[6] = {0, 0, 0, 0, 0, 0};
+  std::uint64_t coflows[6] = {0, 0, 0, 0, 0, 0};
 };
 
 /// The step's semantics in words, for `shoal traffic`: when and how the
@@ -216,7 +236,9 @@ std::string describe_schedule(const JobSpec& job);
 
 /// Forward compute time of one micro-batch on one GPU: attention (with the
 /// shared experts and router in MoE layers) and the FFN or routed experts.
-Time attention_time(const JobSpec& job, std::uint32_t layer);
+/// `square_sum`: the micro-batch's sum of squared sequence lengths on this
+/// GPU's ranks (negative: every sequence `model.sequence` long).
+Time attention_time(const JobSpec& job, std::uint32_t layer, double square_sum = -1);
 Time ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load = 1.0);
 Time lm_head_time(const JobSpec& job);
 

@@ -778,7 +778,7 @@ name = "c"
 type = "XP"
 flows = [{ src = 0, dst = 1, bytes = "1B" }]
 )"),
-            at(3) + "coflow \"c\": unknown coflow type \"XP\" (use EP, PP, DP, TP or OTHER)");
+            at(3) + "coflow \"c\": unknown coflow type \"XP\" (use EP, PP, DP, TP, CP or OTHER)");
   EXPECT_EQ(load_error(R"([[pattern]]
 name = "p"
 kind = "incast"
@@ -788,7 +788,7 @@ bytes = "1B"
 
 type = "XP"
 )"),
-            at(8) + "pattern \"p\": unknown coflow type \"XP\" (use EP, PP, DP, TP or OTHER)");
+            at(8) + "pattern \"p\": unknown coflow type \"XP\" (use EP, PP, DP, TP, CP or OTHER)");
 }
 
 // --- errors: patterns ---

@@ -533,11 +533,11 @@ TEST(Dag, ValidDiamondPasses) {
 // --- coflow types ---
 
 TEST(CoflowType, ParseAndNameRoundTrip) {
-  const CoflowType all[] = {CoflowType::kEp, CoflowType::kPp, CoflowType::kDp, CoflowType::kTp,
-                            CoflowType::kOther};
-  const char* const names[] = {"EP", "PP", "DP", "TP", "OTHER"};
-  const char* const lower[] = {"ep", "pp", "dp", "tp", "other"};
-  for (int i = 0; i < 5; ++i) {
+  const CoflowType all[] = {CoflowType::kEp, CoflowType::kPp,    CoflowType::kDp,
+                            CoflowType::kTp, CoflowType::kOther, CoflowType::kCp};
+  const char* const names[] = {"EP", "PP", "DP", "TP", "OTHER", "CP"};
+  const char* const lower[] = {"ep", "pp", "dp", "tp", "other", "cp"};
+  for (int i = 0; i < 6; ++i) {
     EXPECT_EQ(coflow_type_name(all[i]), names[i]);
     EXPECT_EQ(parse_coflow_type(names[i]), all[i]) << names[i];
     EXPECT_EQ(parse_coflow_type(lower[i]), all[i]) << lower[i];
@@ -547,10 +547,10 @@ TEST(CoflowType, ParseAndNameRoundTrip) {
 
 TEST(CoflowType, UnknownTypeListsTheChoices) {
   EXPECT_EQ(error_of([] { parse_coflow_type("XP"); }),
-            "unknown coflow type \"XP\" (use EP, PP, DP, TP or OTHER)");
+            "unknown coflow type \"XP\" (use EP, PP, DP, TP, CP or OTHER)");
   EXPECT_TRUE(Has(error_of([] { parse_coflow_type("Ep"); }), "unknown coflow type \"Ep\""));
   EXPECT_TRUE(Has(error_of([] { parse_coflow_type(""); }), "unknown coflow type \"\""));
-  EXPECT_TRUE(Has(error_of([] { parse_coflow_type(" EP"); }), "use EP, PP, DP, TP or OTHER"));
+  EXPECT_TRUE(Has(error_of([] { parse_coflow_type(" EP"); }), "use EP, PP, DP, TP, CP or OTHER"));
 }
 
 }  // namespace
