@@ -1,8 +1,9 @@
 // Builds one training job's DAG (work/training_dag.hpp): placement, the
 // pipeline schedule with each layer's compute and its EP, TP and PP coflows
 // (training_dag.cpp), and the data-parallel gradient reduction, the
-// optimizer step and the parameter all-gathers (training_dp.cpp). Private to
-// the work layer.
+// optimizer step and the parameter all-gathers (training_dp.cpp); overlap's
+// pairs and chunks (training_overlap.cpp) and per-step expert swaps
+// (training_swap.cpp). Private to the work layer.
 #pragma once
 
 #include <array>
