@@ -181,6 +181,8 @@ void report_jobs(const RunSetup& setup, const RunResults& r) {
       const double b = f * job.gpu.backward_factor, w = b * job.schedule.weight_grad_share;
       bubble = static_cast<Time>((p.pp / 2 - 1) * (f + 2 * b - 3 * w));
     }
+    // Two-batch overlap runs the schedule over pairs: its slots are two micro-batches long.
+    if (job.overlap.mode == work::Overlap::kDualMicroBatch) bubble *= 2;
     fmt::print(
         "    per GPU: compute {} mean; exposed communication (idle until a coflow let it go on) "
         "{} mean, {} max; pipeline bubble without communication about {} per iteration\n",

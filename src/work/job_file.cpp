@@ -77,8 +77,10 @@ void read_gpu(config::ConfigFile& c, std::string_view t, GpuSpec& g) {
     // Dense BF16 tensor peaks: H100 and H800 SXM 989 TFLOP/s, A100 312.
     if (*type == "H100" || *type == "H800") {
       g.peak_tflops = 989.0;
+      g.sms = 132;
     } else if (*type == "A100") {
       g.peak_tflops = 312.0;
+      g.sms = 108;
     } else if (!c.number(t, "peak_tflops")) {
       throw Error("config " + c.path() + ": " + std::string(t) + ".type \"" + *type +
                   "\" is unknown (H100, H800, A100, or give peak_tflops)");
@@ -321,6 +323,7 @@ JobSpec read_job_file(const std::string& path) {
   read_skew(c, "skew", job.skew);
   read_schedule(c, "schedule", job.schedule);
   read_sequences(c, "data", job.sequences);
+  read_overlap(c, "schedule", "gpu", moe, job);
   c.reject_unknown();
   return job;
 }
@@ -332,6 +335,7 @@ void apply_job_overrides(config::ConfigFile& config, std::string_view table, Job
   read_schedule(config, table, job.schedule);
   read_ep_comm(config, table, job.model, job.ep_comm);
   read_sequences(config, table, job.sequences);
+  read_overlap(config, table, table, table, job);
 }
 
 }  // namespace shoal::work

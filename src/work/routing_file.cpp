@@ -138,6 +138,7 @@ RoutingTable RoutingTable::read(const std::string& path, const JobSpec& job) {
   table.layers_ = m.layers;
   table.micro_batches_ = p.micro_batches;
   table.weights_.resize(std::size_t{table.iterations_} * m.layers * p.micro_batches);
+  table.tokens_.resize(table.weights_.size());
   for (std::uint32_t it = 0; it < table.iterations_; ++it) {
     for (std::uint32_t layer = 0; layer < m.layers; ++layer) {
       if (!m.moe_layer(layer)) continue;
@@ -155,15 +156,17 @@ RoutingTable RoutingTable::read(const std::string& path, const JobSpec& job) {
         for (std::size_t e = 0; e < found->second.size(); ++e) {
           w[member_of[layer][e]] += found->second[e] * static_cast<double>(p.ep) / total;
         }
+        table.tokens_[(std::size_t{it} * m.layers + layer) * p.micro_batches + mb] = found->second;
       }
     }
   }
+  table.member_of_ = std::move(member_of);
   return table;
 }
 
 const std::vector<double>& RoutingTable::weights(std::uint32_t iteration, std::uint32_t layer,
                                                  std::uint32_t mb) const {
-  return weights_[(std::size_t{iteration % iterations_} * layers_ + layer) * micro_batches_ + mb];
+  return weights_[index(iteration, layer, mb)];
 }
 
 }  // namespace shoal::work

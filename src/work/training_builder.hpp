@@ -1,8 +1,9 @@
 // Builds one training job's DAG (work/training_dag.hpp): placement, the
 // pipeline schedule with each layer's compute and its EP, TP and PP coflows
 // (training_dag.cpp), and the data-parallel gradient reduction, the
-// optimizer step and the parameter all-gathers (training_dp.cpp). Private to
-// the work layer.
+// optimizer step and the parameter all-gathers (training_dp.cpp); overlap's
+// pairs and chunks (training_overlap.cpp) and per-step expert swaps
+// (training_swap.cpp). Private to the work layer.
 #pragma once
 
 #include <array>
@@ -13,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "expert_swap.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/pipeline_schedule.hpp"
 #include "shoal/work/routing_file.hpp"
@@ -93,6 +95,27 @@ class TrainingBuilder {
   /// The weight gradients of a split backward; `record`: they complete the stage's gradients.
   void weight_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb, bool record);
   void ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool moe, bool forward);
+  /// Whether micro-batch mb's first forward of each layer waits for the
+  /// previous iteration's all-gather (and expert swap) of its parameters.
+  bool waits_for_parameters(std::uint32_t mb) const {
+    return iteration_ > 0 &&
+           (mb == 0 || (mb == 1 && job_.overlap.mode == Overlap::kDualMicroBatch));
+  }
+
+  // --- overlap (training_overlap.cpp) ---
+  /// Micro-batches 2 unit and 2 unit + 1 through stage vs side by side, one
+  /// forward or backward pass each (overlap = "dual-micro-batch").
+  void paired(std::uint32_t s, std::uint32_t vs, std::uint32_t unit, bool forward);
+  /// A MoE layer's dispatch, expert compute and combine in overlap_chunks
+  /// chunks (overlap = "chunked").
+  void chunked_ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
+
+  // --- per-step expert swaps (training_swap.cpp) ---
+  /// After the iteration: the swaps its loads call for, one coflow per EP
+  /// group of each swapping layer, which the next iteration's experts wait on.
+  void swap_experts();
+  /// Members that share a server in every EP group of the job.
+  std::vector<std::uint32_t> swap_classes() const;
   void tensor_parallel(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
   /// A micro-batch's activations (forward) or gradients (backward) from
   /// virtual stage `from` to `to`, one coflow per data-parallel replica.
@@ -104,6 +127,9 @@ class TrainingBuilder {
   void ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp, std::uint32_t edp,
                  bool forward, bool to_experts, const CoflowLabels& l,
                  std::vector<std::string> after);
+  /// ep_coflow's flows, into flows_.
+  void ep_flows(std::uint32_t s, std::uint32_t tp, std::uint32_t edp, bool forward, bool to_experts,
+                const CoflowLabels& l);
   void ring_coflow(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
                    const CoflowLabels& l, std::vector<std::string> after);
   /// Several rings in one coflow: each member sends `bytes` to the next of its ring.
@@ -169,11 +195,16 @@ class TrainingBuilder {
   // (layer, job rank, micro-batch): what its gradients of that micro-batch wait on.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::string>>
       dense_grads_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::string> expert_grads_;
+  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::string>>
+      expert_grads_;
   // (pipeline rank, stage): the micro-batch whose backward makes its gradients final.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> final_mb_;
   bool recording_grads_ = false;  // the backward being built records its gradients for the DP
   double backward_share_ = 1.0;   // ... and computes this share of its time (split: 1 - W's)
+  bool overlapping_ = false;  // the tasks being built overlap an all-to-all (comm_sms slows them)
+  std::optional<ExpertSwapper> swapper_;  // expert_swap = "per-step"
+  // (layer, job rank): the swap coflow its experts wait on in this (the next) iteration.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> prev_swap_;
   // (layer, job rank, experts): the all-gather of its parameters.
   std::map<std::tuple<std::uint32_t, std::uint32_t, bool>, std::string> ag_of_, prev_ag_;
 };

@@ -36,17 +36,23 @@ TrainingBuilder::TrainingBuilder(const JobSpec& job, Dag& dag)
                      seq.law == LengthLaw::kFile ? read_sequence_lengths(seq.file)
                                                  : std::vector<std::uint64_t>{});
   }
+  if (job.overlap.expert_swap == ExpertSwap::kPerStep) {
+    if (!routing_) throw Error("job " + job.file + ": moe.expert_swap needs a routing file");
+    swapper_.emplace(job, *routing_, swap_classes());
+  }
 }
 
 void TrainingBuilder::build() {
   for (std::uint32_t it = 0; it < p_.iterations; ++it) {
     iteration_ = it;
     prefix_ = "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".";
+    if (swapper_) swapper_->begin_iteration(it);
     for (std::uint32_t r = 0; r < p_.pp; ++r) {
       schedule_rank(r);
       for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i) last_of_stage_[stage_rank(r, i)] = last_[i];
     }
     data_parallel();
+    if (swapper_) swap_experts();
     // This iteration's all-gathers are what the next one's forward waits on.
     prev_ag_ = std::move(ag_of_);
     ag_of_.clear();
@@ -111,6 +117,11 @@ void TrainingBuilder::dedupe(std::vector<std::string>& names) {
 void TrainingBuilder::task(std::uint32_t r, const std::string& name, Time duration,
                            std::vector<std::string> after, TaskKind kind, std::uint32_t mb,
                            std::uint32_t layer) {
+  if (overlapping_ && job_.overlap.comm_sms > 0) {
+    // The SMs the overlapped all-to-all's kernels hold are lost to compute.
+    duration = static_cast<Time>(
+        std::llround(static_cast<double>(duration) * job_.overlap.slowdown(job_.gpu.sms)));
+  }
   dag_.add_task(name, gpu(r), duration, std::move(after), task_labels(kind, mb, layer));
 }
 
@@ -129,7 +140,7 @@ void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t vs, std::uint3
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
       std::vector<std::string> after = std::move(ready(i));
-      if (iteration_ > 0 && mb == 0) add_all_gather(after, r, layer, false);
+      if (waits_for_parameters(mb)) add_all_gather(after, r, layer, false);
       const std::string a = task_name(r, true, mb, layer, 'a');
       task(r, a, attention(r, mb, layer), std::move(after), TaskKind::kForward, mb, layer);
       ready(i) = {a};
@@ -172,6 +183,7 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint
 
 const std::vector<double>& TrainingBuilder::weights(std::uint32_t layer, std::uint32_t mb,
                                                     std::uint32_t edp) {
+  if (swapper_) return swapper_->weights(layer, mb);
   if (routing_) return routing_->weights(iteration_, layer, mb);
   if (!job_.skew.drift) return weights_;
   // One stream per (job, iteration, layer, micro-batch, group): the same draw
@@ -194,6 +206,10 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
   const bool all_to_all = moe && p_.ep > 1;
   const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
                           (forward ? ".f" : ".b");
+  if (all_to_all && job_.overlap.mode == Overlap::kChunked && job_.overlap.chunks > 1) {
+    chunked_ffn(s, mb, layer, forward);
+    return;
+  }
   if (all_to_all) {
     // Forward: dispatch to the experts, combine back. Backward: the output
     // gradients go to the experts, the input gradients come back.
@@ -221,11 +237,11 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
     if (layer + 1 == m_.layers)
       t += lm_head_time(job_);  // the last stage's head, with its last layer
     const std::string f = task_name(r, forward, mb, layer, 'f');
-    if (forward && moe && iteration_ > 0 && mb == 0) add_all_gather(ready(i), r, layer, true);
+    if (forward && moe && waits_for_parameters(mb)) add_all_gather(ready(i), r, layer, true);
     task(r, f, static_cast<Time>(std::llround(static_cast<double>(t) * factor)),
          std::move(ready(i)), kind, mb, layer);
     ready(i) = {f};
-    if (moe && !forward && recording_grads_) expert_grads_[{layer, r, mb}] = f;
+    if (moe && !forward && recording_grads_) expert_grads_[{layer, r, mb}] = {f};
   }
   if (all_to_all) {
     for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
@@ -268,6 +284,12 @@ void TrainingBuilder::tensor_parallel(std::uint32_t s, std::uint32_t mb, std::ui
 void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp,
                                 std::uint32_t edp, bool forward, bool to_experts,
                                 const CoflowLabels& l, std::vector<std::string> after) {
+  ep_flows(s, tp, edp, forward, to_experts, l);
+  dag_.add_coflow(name, l, 0, flows_, std::move(after));
+}
+
+void TrainingBuilder::ep_flows(std::uint32_t s, std::uint32_t tp, std::uint32_t edp, bool forward,
+                               bool to_experts, const CoflowLabels& l) {
   flows_.clear();
   const std::vector<double>& w = weights(l.layer - 1, l.micro_batch, edp);
   const EpTransfer transfer =
@@ -325,7 +347,6 @@ void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::u
         }
       }
     }
-    dag_.add_coflow(name, l, 0, flows_, std::move(after));
     return;
   }
   if (mode == EpDedup::kAuto) mode = EpDedup::kPerExpert;
@@ -353,7 +374,6 @@ void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::u
             mode == EpDedup::kPerExpert ? share(b) : copies(gpu_copies(b, server_size[b])));
       }
     }
-    dag_.add_coflow(name, l, 0, flows_, std::move(after));
     return;
   }
   // Per node (DeepEP internode): one network copy per remote server holding
@@ -383,7 +403,6 @@ void TrainingBuilder::ep_coflow(const std::string& name, std::uint32_t s, std::u
       }
     }
   }
-  dag_.add_coflow(name, l, 0, flows_, std::move(after));
 }
 
 void TrainingBuilder::ring_coflow(const std::string& name,

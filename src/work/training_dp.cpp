@@ -203,7 +203,8 @@ void TrainingBuilder::data_parallel() {
           for (const std::uint32_t r : members) {
             const std::uint32_t mb = every ? reduction : final_mb_.at({r / (p_.tp * p_.dp), vs});
             if (bucket.experts) {
-              after.push_back(expert_grads_.at({bucket.bottom, r, mb}));
+              const auto& names = expert_grads_.at({bucket.bottom, r, mb});
+              after.insert(after.end(), names.begin(), names.end());
             } else {
               const auto& names = dense_grads_.at({bucket.bottom, r, mb});
               after.insert(after.end(), names.begin(), names.end());
@@ -287,6 +288,10 @@ std::vector<std::vector<std::uint32_t>> TrainingBuilder::rings_across(
 void TrainingBuilder::add_all_gather(std::vector<std::string>& after, std::uint32_t r,
                                      std::uint32_t layer, bool experts) {
   if (const auto it = prev_ag_.find({layer, r, experts}); it != prev_ag_.end()) {
+    after.push_back(it->second);
+  }
+  // An expert that moved here after the last step (expert_swap) must have arrived.
+  if (const auto it = prev_swap_.find({layer, r}); experts && it != prev_swap_.end()) {
     after.push_back(it->second);
   }
 }

@@ -55,6 +55,7 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
     throw Error(where + e.what());
   }
   resolve_pipeline(where);
+  check_overlap(*this, where);
   if (p.first_gpu >= fabric_gpus) {
     throw Error(where + "parallelism.first_gpu " + std::to_string(p.first_gpu) +
                 " is outside the fabric (" + std::to_string(fabric_gpus) + " GPUs)");

@@ -22,8 +22,12 @@ void TrainingBuilder::schedule_rank(std::uint32_t r) {
     }
   }
   const ScheduleSpec& sch = job_.schedule;
-  const std::vector<PipelineStep> steps = pipeline_steps(
-      sch.pp_schedule, r, p_.pp, sch.virtual_stages, p_.micro_batches, p_.extra_warmup);
+  // Two-batch overlap schedules pairs of micro-batches as one: step k's
+  // micro-batch is the pair (2k, 2k + 1).
+  const bool dual = job_.overlap.mode == Overlap::kDualMicroBatch;
+  const std::vector<PipelineStep> steps =
+      pipeline_steps(sch.pp_schedule, r, p_.pp, sch.virtual_stages,
+                     dual ? p_.micro_batches / 2 : p_.micro_batches, p_.extra_warmup);
   // The step that makes each chunk's gradients final: its last backward, or
   // the weight step of its last split one.
   std::map<std::uint32_t, std::size_t> final_step;
@@ -39,7 +43,7 @@ void TrainingBuilder::schedule_rank(std::uint32_t r) {
     const PipelineStep& step = steps[k];
     const std::uint32_t vs = chunk_stage(sch.pp_schedule, r, p_.pp, step.chunk);
     const bool final = final_step.at(step.chunk) == k;
-    if (final) final_mb_[{r, vs}] = step.micro_batch;
+    if (final) final_mb_[{r, vs}] = dual ? 2 * step.micro_batch + 1 : step.micro_batch;
     if (step.with_next) {
       const PipelineStep& other = steps[++k];
       const std::uint32_t other_vs = chunk_stage(sch.pp_schedule, r, p_.pp, other.chunk);
@@ -50,12 +54,20 @@ void TrainingBuilder::schedule_rank(std::uint32_t r) {
     }
     switch (step.kind) {
       case PipelineStep::Kind::kForward:
-        forward_pass(r, vs, step.micro_batch);
+        if (dual) {
+          paired(r, vs, step.micro_batch, true);
+        } else {
+          forward_pass(r, vs, step.micro_batch);
+        }
         break;
       case PipelineStep::Kind::kBackward:
         recording_grads_ = !step.split && (every || final);
         backward_share_ = step.split ? 1.0 - sch.weight_grad_share : 1.0;
-        backward_pass(r, vs, step.micro_batch);
+        if (dual) {
+          paired(r, vs, step.micro_batch, false);
+        } else {
+          backward_pass(r, vs, step.micro_batch);
+        }
         recording_grads_ = false;
         backward_share_ = 1.0;
         break;
@@ -78,12 +90,14 @@ void TrainingBuilder::overlapped(std::uint32_t r, const PipelineStep& forward, s
     if (b_vs + 1 < stages) ready(i).push_back(pp_name(backward.micro_batch, b_vs + 1, false, i));
   }
   const std::vector<std::vector<std::string>> inputs = last_;
+  overlapping_ = true;  // each pass's compute may run beside the other's all-to-alls
   forward_pass(r, f_vs, forward.micro_batch, false, false);
   const std::vector<std::vector<std::string>> forward_end = std::move(last_);
   last_ = inputs;
   recording_grads_ = record;
   backward_pass(r, b_vs, backward.micro_batch, false, false);
   recording_grads_ = false;
+  overlapping_ = false;
   for (std::uint32_t i = 0; i < n; ++i) {
     ready(i).insert(ready(i).end(), forward_end[i].begin(), forward_end[i].end());
   }
@@ -110,7 +124,7 @@ void TrainingBuilder::weight_pass(std::uint32_t s, std::uint32_t vs, std::uint32
       ready(i) = {w};
       if (record) {
         dense_grads_[{layer, r, mb}] = {w};
-        if (m_.moe_layer(layer)) expert_grads_[{layer, r, mb}] = w;
+        if (m_.moe_layer(layer)) expert_grads_[{layer, r, mb}] = {w};
       }
     }
   }

@@ -117,6 +117,8 @@ JobTraffic job_traffic(const JobSpec& whole, const Dag& dag, std::uint32_t gpus_
                : 0;
   t.cp_per_layer_pass = (whole.parallel.cp - 1) * cp_block_bytes(whole);
   t.sp_per_layer_pass = ulysses_bytes(whole, true) + ulysses_bytes(whole, false);
+  std::string first_dispatch;  // the first forward dispatch's name, chunk left out
+  Bytes dispatch_sent = 0;
   for (const Coflow& c : dag.coflows()) {
     if (c.labels.job != job.id || c.labels.iteration != 0) continue;
     const auto type = static_cast<std::size_t>(c.labels.type);
@@ -135,14 +137,22 @@ JobTraffic job_traffic(const JobSpec& whole, const Dag& dag, std::uint32_t gpus_
       }
     }
     if (c.labels.type == CoflowType::kDp && c.name.ends_with(".rs")) ++t.dp_reductions;
-    // The first forward dispatch: what one GPU sends in one, on average.
-    if (c.labels.type == CoflowType::kEp && t.ep_dispatch_per_gpu == 0 &&
-        c.name.find(".f.ep") != std::string::npos && c.name.ends_with(".to")) {
-      Bytes sent = 0;
-      for (const Flow& f : dag.flows_of(c)) sent += f.bytes;
-      t.ep_dispatch_per_gpu = sent / p.ep;
+    // The first forward dispatch (all its chunks with overlap = "chunked",
+    // named ...ep<group>.c<k>.to): what one GPU sends in one, on average.
+    if (c.labels.type == CoflowType::kEp && c.name.find(".f.ep") != std::string::npos &&
+        c.name.ends_with(".to")) {
+      std::string key = c.name;
+      if (const auto chunk = key.rfind(".c");
+          chunk != std::string::npos && chunk > key.rfind(".ep")) {
+        key.erase(chunk, key.size() - 3 - chunk);
+      }
+      if (first_dispatch.empty()) first_dispatch = key;
+      if (key == first_dispatch) {
+        for (const Flow& f : dag.flows_of(c)) dispatch_sent += f.bytes;
+      }
     }
   }
+  t.ep_dispatch_per_gpu = dispatch_sent / p.ep;
   for (std::size_t i = 0; i < kCoflowTypes; ++i) {
     t.network[i] /= p.gpus;
     t.nvlink[i] /= p.gpus;

@@ -186,7 +186,7 @@ expect_error set-unknown-key "config $dir/set.toml (--set): unknown key 'network
   run2 run "$dir/set.toml" --set network.cell_sise=4KiB
 expect_error set-malformed '--set "cell_size=4": expected TABLE.KEY=VALUE' \
   run1 run "$dir/set.toml" --set cell_size=4
-expect_error run-unknown-partition "config $src/configs/examples/fat-tree-64.toml: run.partition: \"pods\" is neither a partition strategy (topology, block, round-robin) nor a partition file ($src/configs/examples/pods does not exist)" \
+expect_error run-unknown-partition "config $src/configs/examples/fat-tree-64.toml: run.partition: \"pods\" is neither a partition strategy (topology, weighted, block, round-robin) nor a partition file ($src/configs/examples/pods does not exist)" \
   run2 run "$src/configs/examples/fat-tree-64.toml" --set run.partition=pods
 # The resource guard: a run that cannot fit is refused before it is built, on
 # every rank; a workload whose DAG alone outgrows the limit, while it is built.

@@ -60,7 +60,7 @@ for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training 
   grep -q "order by time" "$dir/$variant-1.out"
   grep -q "ranks $ranks .*order by atom" "$dir/$variant-$ranks.out"
   # Several ranks also say how their time went (not compared: it is timing).
-  if ! grep -qE "^  windows [0-9]+, events across ranks [0-9]+ .*synchronizing" "$dir/$variant-$ranks.out"; then
+  if ! grep -qE "^  windows [0-9]+, balance [0-9.]+%, events across ranks [0-9]+ .*synchronizing" "$dir/$variant-$ranks.out"; then
     echo "FAIL $variant at $ranks ranks: no 'windows ..., synchronizing ...' line in the report"
     exit 1
   fi

@@ -29,10 +29,24 @@ class RoutingTable {
   const std::vector<double>& weights(std::uint32_t iteration, std::uint32_t layer,
                                      std::uint32_t mb) const;
   std::uint32_t iterations() const { return iterations_; }
+  /// The tokens of each expert in `layer` of micro-batch `mb` in `iteration`
+  /// (repeating as weights() does), and each expert's member as placed.
+  const std::vector<double>& tokens(std::uint32_t iteration, std::uint32_t layer,
+                                    std::uint32_t mb) const {
+    return tokens_[index(iteration, layer, mb)];
+  }
+  const std::vector<std::uint32_t>& placement(std::uint32_t layer) const {
+    return member_of_[layer];
+  }
 
  private:
+  std::size_t index(std::uint32_t iteration, std::uint32_t layer, std::uint32_t mb) const {
+    return (std::size_t{iteration % iterations_} * layers_ + layer) * micro_batches_ + mb;
+  }
   std::uint32_t iterations_ = 0, layers_ = 0, micro_batches_ = 0;
-  std::vector<std::vector<double>> weights_;  // by (iteration, layer, micro-batch)
+  std::vector<std::vector<double>> weights_;           // by (iteration, layer, micro-batch)
+  std::vector<std::vector<double>> tokens_;            // ... per expert
+  std::vector<std::vector<std::uint32_t>> member_of_;  // by layer: each expert's member
 };
 
 }  // namespace shoal::work

@@ -15,6 +15,7 @@
 
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag.hpp"
+#include "shoal/work/overlap_spec.hpp"
 #include "shoal/work/pipeline_schedule.hpp"
 #include "shoal/work/sequence_lengths.hpp"
 
@@ -84,7 +85,8 @@ struct GpuSpec {
   double peak_tflops = 989.0;  // dense BF16 tensor (H100/H800 SXM); A100: 312
   double efficiency = 0.39;    // DeepSeek-V3's measured MFU on H800 (38.9%)
   double backward_factor = 2.0;
-  Time optimizer = 0;  // the optimizer step per iteration
+  std::uint32_t sms = 132;  // gpu_sms: streaming multiprocessors (H100/H800 SXM 132, A100 108)
+  Time optimizer = 0;       // the optimizer step per iteration
   /// Measured forward time of each layer for one micro-batch on one GPU (empty:
   /// from FLOPs), split between attention and FFN in their FLOP proportion.
   std::vector<Time> layer_forward;
@@ -188,6 +190,7 @@ struct JobSpec {
   ScheduleSpec schedule;
   EpCommSpec ep_comm;
   SequenceSpec sequences;
+  OverlapSpec overlap;
 
   std::uint32_t gpu_count() const { return parallel.tp * parallel.cp * parallel.pp * parallel.dp; }
   /// The job as one CP rank sees it: micro_batch_tokens / cp tokens and cp x dp
