@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Two ranks against one on a config, under each partition named: in each
+# round, one run on one rank, then one on two ranks per partition, one after
+# the other (so that all runs of a round see the same machine). Prints each
+# round's walls (the simulation loop's, from the report), then the medians,
+# each partition's speedup (the one-rank median over its median), and its
+# balance and synchronization share (the report's line).
+#
+# Why: the two ranks use both cores, so A/B pairs side by side (bench/ab.sh)
+# cannot time them; walls drift 10-30% from minute to minute here, so compare
+# medians of several rounds, and read the balance, which is counted, not
+# timed: it bounds the speedup at ranks x balance.
+#
+# Usage: bench/ranks.sh [-n ROUNDS] CONFIG [PARTITION...] [-- shoal run options...]
+#   e.g. bench/ranks.sh -n 5 configs/flagship/base.toml topology weighted round-robin
+set -euo pipefail
+# shellcheck source=bench/lib.sh
+source "$(dirname "$0")/lib.sh"
+rounds=3
+if [ "${1:-}" = -n ]; then
+  rounds=$(count_option bench/ranks.sh rounds "${2:-}") || exit 2
+  shift 2
+fi
+if [ $# -lt 1 ]; then
+  echo "usage: bench/ranks.sh [-n ROUNDS] CONFIG [PARTITION...] [-- shoal run options...]" >&2
+  exit 2
+fi
+config=$1
+shift
+partitions=()
+while [ $# -gt 0 ] && [ "$1" != -- ]; do
+  partitions+=("$1")
+  shift
+done
+[ "${1:-}" = -- ] && shift
+[ ${#partitions[@]} -gt 0 ] || partitions=(topology weighted)
+if ! [ -r "$config" ]; then
+  echo "bench/ranks.sh: cannot read config $config" >&2
+  exit 2
+fi
+root=$(cd "$(dirname "$0")/.." && pwd)
+shoal=$root/build/shoal
+mpirun=$root/tools/mpirun
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+wall() { grep -oE 'wall [0-9.]+ s' "$1" | head -1 | awk '{print $2}'; }
+field() { grep -oE "$2 [0-9.]+%" "$1" | head -1 | awk '{print $NF}' | tr -d '%'; }
+
+declare -A walls syncs balances
+ones=""
+echo "config $config, $(nproc) cores, $rounds rounds; walls in seconds"
+for ((i = 1; i <= rounds; ++i)); do
+  "$shoal" run "$config" --quiet -o "$work/one.csv" --force "$@" >"$work/one.log"
+  line="round $i: 1 rank $(wall "$work/one.log")"
+  ones="$ones $(wall "$work/one.log")"
+  for p in "${partitions[@]}"; do
+    "$mpirun" -np 2 "$shoal" run "$config" --quiet -o "$work/two.csv" --force \
+      --set "run.partition=\"$p\"" "$@" >"$work/two.log" 2>&1
+    if ! cmp -s "$work/one.csv" "$work/two.csv"; then
+      echo "bench/ranks.sh: $p on 2 ranks wrote another coflow table than 1 rank" >&2
+      exit 1
+    fi
+    walls[$p]="${walls[$p]:-} $(wall "$work/two.log")"
+    syncs[$p]="${syncs[$p]:-} $(field "$work/two.log" 'synchronizing')"
+    balances[$p]=$(field "$work/two.log" 'balance')
+    line="$line, $p $(wall "$work/two.log")"
+  done
+  echo "$line"
+done
+one=$(echo "$ones" | median)
+echo "median: 1 rank $one s"
+for p in "${partitions[@]}"; do
+  two=$(echo "${walls[$p]}" | median)
+  awk -v p="$p" -v one="$one" -v two="$two" -v sync="$(echo "${syncs[$p]}" | median)" \
+    -v bal="${balances[$p]}" 'BEGIN {
+      printf "  2 ranks, %s: %.3f s, speedup %.2fx, synchronizing %.1f%%, balance %.1f%%\n",
+        p, two, one / two, sync, bal }'
+done
