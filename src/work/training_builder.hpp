@@ -79,6 +79,8 @@ class TrainingBuilder {
     return std::to_string(tp) + "." + std::to_string(e);
   }
   static void dedupe(std::vector<std::string>& names);
+  /// The last tasks of EP group (tp, e) of pipeline rank s's members, each once.
+  std::vector<std::string> group_ready(std::uint32_t tp, std::uint32_t e, std::uint32_t s);
 
   // --- the pipeline and each layer (training_dag.cpp) ---
   /// Pipeline rank `s`'s steps, each a pass of its GPUs through stage `vs`

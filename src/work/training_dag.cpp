@@ -114,6 +114,17 @@ void TrainingBuilder::dedupe(std::vector<std::string>& names) {
   names.erase(std::unique(names.begin(), names.end()), names.end());
 }
 
+std::vector<std::string> TrainingBuilder::group_ready(std::uint32_t tp, std::uint32_t e,
+                                                      std::uint32_t s) {
+  std::vector<std::string> after;
+  for (std::uint32_t a = 0; a < p_.ep; ++a) {
+    const std::uint32_t i = local(rank(tp, a, e, s), s);
+    after.insert(after.end(), ready(i).begin(), ready(i).end());
+  }
+  dedupe(after);
+  return after;
+}
+
 void TrainingBuilder::task(std::uint32_t r, const std::string& name, Time duration,
                            std::vector<std::string> after, TaskKind kind, std::uint32_t mb,
                            std::uint32_t layer) {
@@ -215,12 +226,7 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
     // gradients go to the experts, the input gradients come back.
     for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
       for (std::uint32_t e = 0; e < edp_; ++e) {
-        std::vector<std::string> after;
-        for (std::uint32_t a = 0; a < p_.ep; ++a) {
-          const std::uint32_t i = local(rank(tp, a, e, s), s);
-          after.insert(after.end(), ready(i).begin(), ready(i).end());
-        }
-        dedupe(after);
+        std::vector<std::string> after = group_ready(tp, e, s);
         ep_coflow(tag + ".ep" + group_id(tp, e) + ".to", s, tp, e, forward, true,
                   labels(CoflowType::kEp, mb, layer, s), std::move(after));
       }

@@ -109,12 +109,7 @@ void TrainingBuilder::chunked_ffn(std::uint32_t s, std::uint32_t mb, std::uint32
   // first after the members' last tasks.
   for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {
     for (std::uint32_t e = 0; e < edp_; ++e) {
-      std::vector<std::string> after;
-      for (std::uint32_t a = 0; a < p_.ep; ++a) {
-        const std::uint32_t i = local(rank(tp, a, e, s), s);
-        after.insert(after.end(), ready(i).begin(), ready(i).end());
-      }
-      dedupe(after);
+      std::vector<std::string> after = group_ready(tp, e, s);
       group(tp, e);
       ep_flows(s, tp, e, forward, true, l);
       whole = flows_;
