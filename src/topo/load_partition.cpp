@@ -1,7 +1,6 @@
 #include "shoal/topo/load_partition.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <numeric>
 #include <string>
 
