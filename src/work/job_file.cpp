@@ -7,24 +7,11 @@
 #include <limits>
 #include <utility>
 
+#include "read_count.hpp"
 #include "shoal/core/error.hpp"
 
 namespace shoal::work {
 namespace {
-
-template <class T>
-void read_count(config::ConfigFile& c, std::string_view table, std::string_view key, T& out) {
-  if (const auto v = c.integer(table, key)) {
-    const std::string name = std::string(table) + "." + std::string(key);
-    if (*v < 0) throw Error("config " + c.path() + ": " + name + " must not be negative");
-    // Not cut to the field's width: 4294967297 layers must not become 1.
-    if (static_cast<std::uint64_t>(*v) > std::numeric_limits<T>::max()) {
-      throw Error("config " + c.path() + ": " + name + " must be at most " +
-                  std::to_string(std::numeric_limits<T>::max()));
-    }
-    out = static_cast<T>(*v);
-  }
-}
 
 void read_parallelism(config::ConfigFile& c, std::string_view t, ParallelSpec& p) {
   read_count(c, t, "tp", p.tp);

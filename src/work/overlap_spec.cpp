@@ -1,27 +1,11 @@
 #include "shoal/work/overlap_spec.hpp"
 
-#include <limits>
-
+#include "read_count.hpp"
 #include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/work/training_job.hpp"
 
 namespace shoal::work {
-namespace {
-
-std::uint32_t read_u32(config::ConfigFile& c, std::string_view table, std::string_view key,
-                       std::uint32_t value) {
-  const auto v = c.integer(table, key);
-  if (!v) return value;
-  if (*v < 0 || *v > std::numeric_limits<std::uint32_t>::max()) {
-    throw Error("config " + c.path() + ": " + std::string(table) + "." + std::string(key) +
-                " must be 0 to 4294967295");
-  }
-  return static_cast<std::uint32_t>(*v);
-}
-
-}  // namespace
-
 std::string_view overlap_name(Overlap mode) {
   switch (mode) {
     case Overlap::kNone:
@@ -49,9 +33,9 @@ void read_overlap(config::ConfigFile& c, std::string_view schedule, std::string_
                   "\" is unknown (none, dual-micro-batch or chunked)");
     }
   }
-  o.chunks = read_u32(c, schedule, "overlap_chunks", o.chunks);
-  o.comm_sms = read_u32(c, schedule, "comm_sms", o.comm_sms);
-  job.gpu.sms = read_u32(c, gpu, "gpu_sms", job.gpu.sms);
+  read_count(c, schedule, "overlap_chunks", o.chunks);
+  read_count(c, schedule, "comm_sms", o.comm_sms);
+  read_count(c, gpu, "gpu_sms", job.gpu.sms);
   if (const auto swap = c.string(moe, "expert_swap")) {
     if (*swap == "none") {
       o.expert_swap = ExpertSwap::kNone;
