@@ -56,9 +56,10 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
     // partition's balance of events, window by window, forces).
     fmt::print(
         "  windows {}, balance {:.1f}%, events across ranks {} ({:.1f}%), synchronizing {:.1f}% "
-        "of a rank's time (mean), {:.1f}% (most)\n",
+        "of a rank's time (mean), {:.1f}% (most), {:.0f}% of it waiting for the slowest rank's "
+        "events\n",
         s.windows, 100.0 * s.balance, s.remote_events, s.remote_percent(),
-        100.0 * s.sync_share_mean, 100.0 * s.sync_share_max);
+        100.0 * s.sync_share_mean, 100.0 * s.sync_share_max, 100.0 * s.wait_share_mean);
   }
   std::size_t unfinished = 0;
   for (const Time t : r.flow_end) unfinished += t < 0;

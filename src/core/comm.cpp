@@ -37,7 +37,7 @@ std::string mpi_library_version() {
 }
 
 namespace {
-constexpr std::size_t kStateWords = 4;
+constexpr std::size_t kStateWords = 5;
 /// A window's reduction: the WindowState's fields, then one count per rank.
 void reduce_window_words(void* in, void* inout, int* count, MPI_Datatype* type) {
   int bytes = 0;
@@ -50,6 +50,7 @@ void reduce_window_words(void* in, void* inout, int* count, MPI_Datatype* type) 
     b[1] += a[1];
     b[2] = std::max(a[2], b[2]);
     b[3] = std::max(a[3], b[3]);
+    b[4] = std::max(a[4], b[4]);
     for (std::size_t w = kStateWords; w < words; ++w) b[w] += a[w];
   }
 }
@@ -105,11 +106,12 @@ WindowState Comm::reduce_window(const WindowState& mine, std::span<const std::in
   out[1] = mine.events;
   out[2] = mine.stop;
   out[3] = mine.busiest;
+  out[4] = mine.slowest_work;
   std::copy(sent_to.begin(), sent_to.end(), out.begin() + kStateWords);
   MPI_Allreduce(out.data(), in.data(), 1, impl_->window_type, impl_->window_op,
                 static_cast<MPI_Comm>(impl_->comm));
   to_here = in[kStateWords + static_cast<std::size_t>(rank_)];
-  return {in[0], in[1], in[2], in[3]};
+  return {in[0], in[1], in[2], in[3], in[4]};
 }
 
 void Comm::exchange_events(std::span<const std::vector<Event>> outboxes, std::int64_t expected,

@@ -80,10 +80,11 @@ Time Simulator::synchronize() {
   const Time local_next = queue_.empty() ? kTimeInfinity : queue_.next_time();
   for (std::size_t r = 0; r < outboxes_.size(); ++r) sent_to_[r] = outboxes_[r].empty() ? 0 : 1;
   std::int64_t expected = 0;
-  const WindowState all = comm_.reduce_window(
-      {std::min(local_next, next_outgoing_), events_, stop, events_ - events_at_sync_}, sent_to_,
-      expected);
+  const WindowState all = comm_.reduce_window({std::min(local_next, next_outgoing_), events_, stop,
+                                               events_ - events_at_sync_, window_work_ns_},
+                                              sent_to_, expected);
   busiest_sum_ += all.busiest;
+  waited_ns_ += all.slowest_work - window_work_ns_;
   comm_.exchange_events(outboxes_, expected, inbox_);  // run() queues them
   for (auto& box : outboxes_) box.clear();
   next_outgoing_ = kTimeInfinity;
@@ -91,6 +92,14 @@ Time Simulator::synchronize() {
   global_events_ = all.events;
   events_at_sync_ = events_;
   return all.next_time;
+}
+
+void Simulator::attach_probe(WindowProbe& probe) {
+  if (comm_.size() != 1 || events_ > 0 || windows_ > 0) {
+    throw Error("internal: a window probe is attached to a one-rank run before it starts");
+  }
+  lookahead_ = probe.lookahead();
+  probe_ = &probe;
 }
 
 void Simulator::gather_by_atom() {
@@ -158,6 +167,9 @@ RunSummary Simulator::summarize(double wall_seconds, double sync_seconds,
   const double share = loop > 0 ? sync_seconds / loop : 0.0;
   s.sync_share_mean = comm_.sum(share) / comm_.size();
   s.sync_share_max = comm_.max(share);
+  const double waited = static_cast<double>(waited_ns_) * 1e-9;
+  s.wait_share_mean =
+      comm_.sum(sync_seconds > 0 ? std::min(1.0, waited / sync_seconds) : 0.0) / comm_.size();
   // The run reached its end time if events were still pending there, on any rank.
   const bool reached_end = end_time_ != kTimeInfinity &&
                            comm_.max(std::int64_t{reached_end_time_ || events_beyond_end_}) != 0;

@@ -1,5 +1,6 @@
 // The one place that talks to MPI (through Boost.MPI). Everything the engine
-// needs from the communicator is here, so nothing else includes an MPI header.
+// needs from the communicator is here, so nothing else includes an MPI header
+// (but comm_costs.cpp, which times it).
 #pragma once
 
 #include <cstdint>
@@ -31,12 +32,14 @@ std::string mpi_library_version();
 /// What the ranks agree on at the end of a window, in one reduction: the
 /// earliest pending event anywhere, the events processed so far, whether a
 /// rank was asked to stop, the most events a rank processed in the window,
-/// and how many batches of events each rank is sent.
+/// the longest a rank took over its window's events, and how many batches of
+/// events each rank is sent.
 struct WindowState {
-  std::int64_t next_time = 0;  // reduced by minimum
-  std::int64_t events = 0;     // by sum
-  std::int64_t stop = 0;       // by maximum
-  std::int64_t busiest = 0;    // by maximum: the events of the window just processed
+  std::int64_t next_time = 0;     // reduced by minimum
+  std::int64_t events = 0;        // by sum
+  std::int64_t stop = 0;          // by maximum
+  std::int64_t busiest = 0;       // by maximum: the events of the window just processed
+  std::int64_t slowest_work = 0;  // by maximum: its handling time, ns
 };
 
 class Comm {

@@ -42,6 +42,7 @@
 #include "shoal/core/progress.hpp"
 #include "shoal/core/random.hpp"
 #include "shoal/core/stop_signal.hpp"
+#include "shoal/core/window_probe.hpp"
 
 namespace shoal::core {
 
@@ -84,6 +85,9 @@ struct RunSummary {
   /// where one had them all. Counted, not timed: the same for every run of a
   /// config and partition, the best a partition's balance allows.
   double balance = 1.0;
+  /// Of a rank's synchronizing, the share spent waiting for the slowest
+  /// rank to finish its window's events (timed; the rest reduces and exchanges).
+  double wait_share_mean = 0;
   bool stopped = false;  // a rank received SIGTERM or SIGINT: every rank stopped after one window
   double events_per_second() const { return wall_seconds > 0 ? events / wall_seconds : 0; }
   /// Percent of the events that were sent to another rank's entities.
@@ -183,6 +187,11 @@ class Simulator {
   template <class Model>
   RunSummary run(Model& model);
 
+  /// `shoal scale`: before any event, on one rank, runs in the probe's
+  /// windows (those of a run on more ranks) instead of in one, and has it
+  /// see every event sent. Its model (ProbedModel) reports those handled.
+  void attach_probe(WindowProbe& probe);
+
   const Comm& comm() const { return comm_; }
   const Layout& layout() const { return layout_; }
   Time lookahead() const { return lookahead_; }
@@ -209,6 +218,8 @@ class Simulator {
       events_beyond_end_ = true;
       return;
     }
+    if (probe_ != nullptr) [[unlikely]]
+      probe_->sent(tiebreak, target, tag);
     if (time < sub_end_) [[unlikely]] {  // atom order: for the current atom, in this sub-window
       push_local(time, tiebreak, target, tag, payload);
       return;
@@ -328,6 +339,7 @@ class Simulator {
   std::vector<std::vector<Event>> outboxes_;
   std::vector<std::int64_t> sent_to_;  // by rank: 1 if this window sends it a batch
   std::vector<Event> inbox_;
+  WindowProbe* probe_ = nullptr;
 
   Time now_ = 0;
   EntityId current_ = 0;
@@ -339,7 +351,9 @@ class Simulator {
   std::int64_t events_ = 0;
   std::int64_t remote_sent_ = 0;
   std::int64_t windows_ = 0;
-  std::int64_t busiest_sum_ = 0;    // over windows, the most events a rank processed in one
+  std::int64_t busiest_sum_ = 0;     // over windows, the most events a rank processed in one
+  std::int64_t window_work_ns_ = 0;  // this rank's time on the window's events
+  std::int64_t waited_ns_ = 0;      // over windows, the slowest rank's time on them less this one's
   std::int64_t global_events_ = 0;  // all ranks, as of the last synchronization
   std::int64_t events_at_sync_ = 0;
   bool reached_end_time_ = false;
@@ -407,6 +421,7 @@ RunSummary Simulator::run(Model& model) {
     }
     if (events_ > 0) last_event_time_ = std::max(last_event_time_, now_);
     const auto worked = Clock::now();
+    window_work_ns_ = std::chrono::duration_cast<std::chrono::nanoseconds>(worked - mark).count();
     work_seconds += std::chrono::duration<double>(worked - mark).count();
     mark = worked;
   }

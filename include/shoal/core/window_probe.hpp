@@ -1,0 +1,119 @@
+// What a run on N ranks would do, counted window by window in a run on one
+// rank (`shoal scale`, docs/scaling.md). The one-rank run is given the
+// N-rank run's windows (its lookahead); the probe sees every event sent and
+// handled, and counts, for each cut of the entities into parts, each part's
+// events and the events that would cross parts, in batches per pair of
+// parts. At the end of each window it prices the window with the cost model
+// (scaling_model.hpp). Results are the same: the probe only counts.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "shoal/core/event.hpp"
+#include "shoal/core/layout.hpp"
+#include "shoal/core/partition.hpp"
+#include "shoal/core/scaling_model.hpp"
+
+namespace shoal::core {
+
+/// How an event that crosses parts travels in an N-rank run, as the model
+/// that sends it knows (the network: net::Network::scale_role).
+enum class CrossingRole : std::uint8_t {
+  kPlain,        // one message: the event itself
+  kCarryCredit,  // a cell: it, and later the credit its receiver returns over the same link
+  kCredit,       // a credit: counted with its cell (a credit added early on one rank is none)
+};
+using CrossingRoleOf = CrossingRole (*)(std::uint32_t tag);
+
+class WindowProbe {
+ public:
+  /// One cut per partition (each for its rank count), all with the same
+  /// lookahead (core::lookahead), which becomes the one-rank run's window.
+  WindowProbe(const Layout& layout, std::span<const Partition> cuts, CrossingRoleOf role,
+              const ScaleCosts& costs);
+
+  Time lookahead() const { return lookahead_; }
+
+  /// An event the current entity sends (Simulator::push).
+  void sent(std::uint64_t tiebreak, EntityId target, std::uint32_t tag) {
+    const EntityId source = static_cast<EntityId>(tiebreak >> kSequenceBits);
+    for (Cut& cut : cuts_) {
+      const std::uint16_t from = cut.part_of[source];
+      const std::uint16_t to = cut.part_of[target];
+      if (from != to && role_(tag) != CrossingRole::kCredit) message(cut, from, to);
+    }
+  }
+  /// An event just handled, in `ticks` (read_ticks) of this rank's time.
+  void handled(const Event& ev, std::uint64_t ticks) {
+    total_ticks_ += ticks;
+    for (Cut& cut : cuts_) {
+      const std::uint16_t part = cut.part_of[ev.target];
+      touch(cut, part);
+      ++cut.events[part];
+      cut.ticks[part] += ticks;
+      const std::uint16_t from = cut.part_of[ev.source()];
+      // The receiver returns the cell's credit upstream: one message back.
+      if (from != part && role_(ev.tag) == CrossingRole::kCarryCredit) message(cut, part, from);
+    }
+  }
+  /// After each synchronization: prices the window just ended (the first
+  /// call, before any window, the initial events' exchange).
+  void end_window();
+
+  /// Per cut, in the order given. `loop_seconds`: the one-rank run's loop,
+  /// which the probe's ticks of handling are scaled to (its own are slower).
+  std::vector<ScalePrediction> predictions(double loop_seconds) const;
+
+  /// A time stamp for handled(): the CPU's cycle counter where there is one.
+  static std::uint64_t read_ticks() {
+#if defined(__x86_64__) || defined(__i386__)
+    return __builtin_ia32_rdtsc();
+#else
+    return static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+#endif
+  }
+
+ private:
+  struct Cut {
+    int parts = 1;
+    std::vector<std::uint16_t> part_of;                                         // by entity
+    std::vector<std::int64_t> events, sent, received, batches_out, batches_in;  // this window
+    std::vector<std::uint64_t> ticks;                                           // this window
+    double busiest_ticks = 0;                // over windows, the busiest part's ticks
+    std::vector<std::uint32_t> batch_stamp;  // [from * parts + to]
+    std::vector<std::uint8_t> active;        // by part: in `touched`
+    std::vector<std::uint16_t> touched;      // parts with events or messages this window
+    ScalePrediction total;
+  };
+  static void touch(Cut& cut, std::uint16_t part) {
+    if (cut.active[part] == 0) {
+      cut.active[part] = 1;
+      cut.touched.push_back(part);
+    }
+  }
+  void message(Cut& cut, std::uint16_t from, std::uint16_t to) {
+    touch(cut, from);
+    touch(cut, to);
+    ++cut.sent[from];
+    ++cut.received[to];
+    std::uint32_t& stamp = cut.batch_stamp[static_cast<std::size_t>(from) * cut.parts + to];
+    if (stamp != stamp_) {
+      stamp = stamp_;
+      ++cut.batches_out[from];
+      ++cut.batches_in[to];
+    }
+  }
+  void price(Cut& cut);
+
+  std::vector<Cut> cuts_;
+  CrossingRoleOf role_;
+  ScaleCosts costs_;
+  Time lookahead_ = kTimeInfinity;
+  std::uint64_t total_ticks_ = 0;
+  std::uint32_t stamp_ = 1;  // the window's number, from 1: batch_stamp starts at 0
+};
+
+}  // namespace shoal::core

@@ -1,0 +1,128 @@
+// shoal scale's counting and cost model (core/window_probe.hpp,
+// core/scaling_model.hpp): a ring of entities run on one rank under a probe.
+#include "shoal/core/window_probe.hpp"
+
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <vector>
+
+#include "shoal/core/comm.hpp"
+#include "shoal/core/layout.hpp"
+#include "shoal/core/partition.hpp"
+#include "shoal/core/probed_model.hpp"
+#include "shoal/core/simulator.hpp"
+
+namespace shoal::core {
+namespace {
+
+constexpr double kUs = 1e-6;
+
+TEST(MpiCosts, AllreduceInterpolatesInLog2OfRanks) {
+  MpiCosts costs;
+  costs.allreduce = {{4, 2 * kUs}, {16, 4 * kUs}};
+  EXPECT_EQ(costs.allreduce_at(1), 0.0);
+  EXPECT_NEAR(costs.allreduce_at(2), 1 * kUs, 1e-12);  // from (1 rank, 0)
+  EXPECT_NEAR(costs.allreduce_at(4), 2 * kUs, 1e-12);
+  EXPECT_NEAR(costs.allreduce_at(8), 3 * kUs, 1e-12);
+  EXPECT_NEAR(costs.allreduce_at(16), 4 * kUs, 1e-12);
+  EXPECT_NEAR(costs.allreduce_at(64), 6 * kUs, 1e-12);  // the last segment's slope
+  MpiCosts one;
+  one.allreduce = {{2, 1 * kUs}};
+  EXPECT_NEAR(one.allreduce_at(8), 3 * kUs, 1e-12);
+}
+
+constexpr Time kHop = 1000;
+constexpr std::uint32_t kCellTag = 1, kCreditTag = 2;
+
+CrossingRole role_of(std::uint32_t tag) {
+  return tag == kCellTag     ? CrossingRole::kCarryCredit
+         : tag == kCreditTag ? CrossingRole::kCredit
+                             : CrossingRole::kPlain;
+}
+
+/// Four entities, one per atom, in a ring: each event goes on to the next
+/// entity one hop later until its payload runs out, as a "cell"; each entity
+/// also sends itself a plain event and the previous one a "credit".
+struct Ring {
+  void handle(const Event& ev, Simulator& sim) {
+    ++handled;
+    if (ev.tag != kCellTag || ev.payload == 0) return;
+    const EntityId self = sim.current();
+    sim.send((self + 1) % 4, kHop, kCellTag, ev.payload - 1);
+    sim.send(self, kHop, 0, 0);
+    sim.send((self + 3) % 4, kHop, kCreditTag, 0);
+  }
+  std::int64_t handled = 0;
+};
+
+Layout ring_layout() {
+  Layout layout("ring", {1, 1, 1, 1}, {"a", "b", "c", "d"});
+  for (AtomId a = 0; a < 4; ++a) {
+    layout.add_link(a, (a + 1) % 4, kHop);
+    layout.add_link(a, (a + 3) % 4, kHop);
+  }
+  return layout;
+}
+
+TEST(WindowProbe, CountsWhatEachCutWouldSendAndHandle) {
+  const Comm self = Comm::self();
+  const Layout layout = ring_layout();
+  const std::vector<Partition> cuts = {
+      Partition::from_strategy(layout, 2, Strategy::kRoundRobin),  // a c | b d
+      Partition::from_strategy(layout, 4, Strategy::kRoundRobin),
+      Partition::from_strategy(layout, 2, Strategy::kBlock),  // a b | c d
+  };
+  ScaleCosts costs;
+  costs.mpi.latency = 1 * kUs;
+  costs.mpi.bandwidth = 1e9;
+  costs.mpi.allreduce = {{2, 1 * kUs}};
+  WindowProbe probe(layout, cuts, &role_of, costs);
+  EXPECT_EQ(probe.lookahead(), kHop);
+  Simulator sim(self, layout, Partition::from_strategy(layout, 1, Strategy::kBlock), {});
+  sim.attach_probe(probe);
+  constexpr std::uint64_t kHops = 10;
+  sim.schedule_initial(0, 0, 0, kCellTag, kHops);
+  Ring ring;
+  ProbedModel<Ring> probed(ring, probe);
+  const RunSummary summary = sim.run(probed);
+  ASSERT_EQ(summary.events, ring.handled);
+  // 11 cell events (hops 10..0) at times 0..10; each of the first 10 sends a
+  // plain event and a credit, handled one hop later.
+  EXPECT_EQ(summary.events, 11 + 2 * 10);
+
+  const std::vector<ScalePrediction> p = probe.predictions(1.0);
+  ASSERT_EQ(p.size(), 3u);
+  for (const ScalePrediction& cut : p) {
+    EXPECT_EQ(cut.windows, 11);  // one per hop: the events of a time, a hop apart
+    EXPECT_EQ(cut.events, summary.events);
+    EXPECT_EQ(std::accumulate(cut.part_events.begin(), cut.part_events.end(), std::int64_t{0}),
+              summary.events);
+    EXPECT_EQ(std::accumulate(cut.part_sent.begin(), cut.part_sent.end(), std::int64_t{0}),
+              cut.remote_events);
+    EXPECT_EQ(std::accumulate(cut.part_received.begin(), cut.part_received.end(), std::int64_t{0}),
+              cut.remote_events);
+    EXPECT_NEAR(cut.mean_work_seconds, 1.0 / cut.parts, 1e-12);
+    EXPECT_GT(cut.reduce_seconds, 0);
+  }
+  // Round-robin cuts every hop: 10 cells cross, and with each a credit comes
+  // back (counted at the cell, not again as the credit event).
+  EXPECT_EQ(p[0].remote_events, 20);
+  EXPECT_EQ(p[1].remote_events, 20);
+  // Blocks a b | c d: the hops b->c and d->a cross, 5 of the 10 (a->b, b->c,
+  // ... from a).
+  EXPECT_EQ(p[2].remote_events, 10);
+  // A batch per window and pair of parts. Round-robin: in each window the
+  // part handling the cell sends it on and returns the credit of the one it
+  // got, both to the other part: one batch in each of the 11 windows.
+  EXPECT_EQ(p[0].batches, 11);
+  // Blocks: the 5 crossing cells and, a window later, their 5 credits.
+  EXPECT_EQ(p[2].batches, 10);
+  for (const ScalePrediction& cut : p) {
+    EXPECT_GT(cut.balance(), 1.0 / cut.parts);
+    EXPECT_LE(cut.balance(), 1.0);
+  }
+}
+
+}  // namespace
+}  // namespace shoal::core
