@@ -57,6 +57,8 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
 void add_phold_commands(CLI::App& bench, CLI::App& partition, const GlobalOptions& global,
                         Action& action);
 void add_version_command(CLI::App& app, Action& action);
+void add_scale_command(CLI::App& app, const GlobalOptions& global, Action& action);
+void add_mpi_costs_command(CLI::App& app, Action& action);
 void add_workload_commands(CLI::App& app, Action& action);
 void add_topo_command(CLI::App& app, Action& action);
 /// `shoal partition fabric`: a fabric config's partition as a file.

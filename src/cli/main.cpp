@@ -79,6 +79,8 @@ int main(int argc, char** argv) {
   shoal::cli::add_training_commands(app, action);
   shoal::cli::add_topo_command(app, action);
   shoal::cli::add_workload_commands(app, action);
+  shoal::cli::add_scale_command(app, global, action);
+  shoal::cli::add_mpi_costs_command(app, action);
   shoal::cli::add_version_command(app, action);
 
   try {

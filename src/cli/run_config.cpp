@@ -23,15 +23,19 @@ core::Partition weighted_partition(const exec::RunSetup& setup, int ranks) {
   if (ranks == 1) {  // nothing to balance: no pilot
     return topo::partition_by_load(fabric, 1, {1, std::vector<std::uint64_t>(fabric.gpu_count())});
   }
+  return topo::partition_by_load(fabric, ranks, weighted_pilot(setup).load);
+}
+
+exec::PilotLoad weighted_pilot(const exec::RunSetup& setup) {
   check_pilot_memory(setup);
   const auto start = std::chrono::steady_clock::now();
-  const exec::PilotLoad pilot = exec::pilot_load(
-      fabric, setup.dag, setup.network, setup.perturbations, setup.engine.seed, kPilotSlices);
+  exec::PilotLoad pilot = exec::pilot_load(*setup.fabric, setup.dag, setup.network,
+                                           setup.perturbations, setup.engine.seed, kPilotSlices);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   spdlog::info("weighted partition: a pilot on the instant network, {} events over {}, in {:.2f} s",
                pilot.events, format_time(pilot.span), seconds);
-  return topo::partition_by_load(fabric, ranks, pilot.load);
+  return pilot;
 }
 
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
@@ -58,6 +62,7 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   const std::string partition = exec::read_run_table(config, fabric, setup.network, setup.engine);
   const std::string partition_file =
       topo::is_partition_strategy(partition) ? partition : config.input("partition", partition);
+  setup.partition_spec = partition_file;
   config.reject_unknown();
   setup.config_text = config.text();
   setup.config_resolved = config.resolved_text();

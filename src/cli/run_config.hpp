@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "shoal/exec/pilot.hpp"
 #include "shoal/exec/run_setup.hpp"
 
 namespace shoal::cli {
@@ -28,5 +29,8 @@ inline constexpr std::size_t kPilotSlices = 64;
 /// `ranks` ranks, from a pilot run of its workload (exec/pilot.hpp) in
 /// kPilotSlices slices; with one rank, no pilot.
 core::Partition weighted_partition(const RunSetup& setup, int ranks);
+
+/// The pilot run behind weighted_partition (checked against the memory guard first).
+exec::PilotLoad weighted_pilot(const RunSetup& setup);
 
 }  // namespace shoal::cli

@@ -26,6 +26,7 @@ struct RunSetup {
   std::vector<Milestone> milestones;
   std::optional<topo::Fabric> fabric;
   std::optional<core::Partition> partition;
+  std::string partition_spec;  // [run] partition: a strategy, or the file it names (resolved)
   work::Dag dag;
   net::NetworkOptions network;
   Perturbations perturbations;

@@ -71,6 +71,20 @@ class Network {
                                           const NetworkOptions& options);
   static constexpr std::size_t kAtomOrderLinks = 16384;
 
+  /// How an event of this tag crosses ranks (`shoal scale`): a cell's head
+  /// brings a credit back over its link, as an event or added early
+  /// (take_arrival), one message either way; a credit event is that message.
+  static core::CrossingRole crossing_role(std::uint32_t tag) {
+    switch (static_cast<NetEvent>(EventTag::kind_of(tag))) {
+      case NetEvent::kCellHead:
+        return core::CrossingRole::kCarryCredit;
+      case NetEvent::kCredit:
+        return core::CrossingRole::kCredit;
+      default:
+        return core::CrossingRole::kPlain;
+    }
+  }
+
   /// Schedules the failures of links whose source this rank owns.
   void initialize();
 
