@@ -257,3 +257,50 @@ def plot_timeline(plt, run, label, tag, out, written, notes):
         ax.legend(handles=handles, fontsize=7,
                   loc="upper left", bbox_to_anchor=(1.0, 1.0))
     save(fig, os.path.join(out, f"timeline_{tag}.png"), written)
+
+
+def plot_scale(plt, table, out, written):
+    """`shoal scale -o` (docs/scaling.md): the predicted speedup against the
+    ideal, the parallel efficiency, and where each rank count's loop goes
+    (the busiest rank's events, the reductions, the exchanges)."""
+    ranks = table["ranks"].to_numpy()
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    left.plot(ranks, table["speedup"], "o-", label="predicted speedup")
+    left.plot(ranks, ranks, ":", color="grey", label="ideal")
+    left.set_xscale("log", base=2)
+    left.set_yscale("log", base=2)
+    for axis in (left.xaxis, left.yaxis):
+        axis.set_major_formatter(matplotlib_ticker().FormatStrFormatter("%g"))
+    left.set_xlabel("ranks")
+    left.set_ylabel("speedup over one rank")
+    eff = left.twinx()
+    eff.plot(ranks, 100 * table["efficiency"], "s--", color="tab:red", label="efficiency")
+    eff.axhline(50, color="tab:red", linewidth=0.5)
+    eff.set_ylabel("parallel efficiency (%)", color="tab:red")
+    eff.set_ylim(0, 105)
+    rec = table[table["recommended"] == 1]
+    if len(rec):
+        left.axvline(rec["ranks"].iloc[0], color="tab:green", linewidth=1,
+                     label=f"recommended: {rec['ranks'].iloc[0]}")
+    left.legend(loc="upper left", fontsize=8)
+    x = np.arange(len(ranks))
+    bottom = np.zeros(len(ranks))
+    for column, label in (("work_s", "busiest rank's events"), ("reduce_s", "reductions"),
+                          ("exchange_s", "exchanges")):
+        right.bar(x, table[column], bottom=bottom, label=label)
+        bottom += table[column].to_numpy()
+    right.set_ylim(0, 1.1 * bottom.max())
+    right.set_xticks(x, [str(r) for r in ranks])
+    right.set_xlabel("ranks")
+    right.set_ylabel("predicted loop (s)")
+    right.legend(fontsize=8)
+    title = (f"shoal scale: partition {table['partition'].iloc[0]}; "
+             + ", ".join(f"{r}: {s:.2f}x" for r, s in zip(ranks, table["speedup"])))
+    fig.suptitle(title, fontsize=9)
+    fig.subplots_adjust(wspace=0.45)
+    save(fig, os.path.join(out, "scaling.png"), written, title)
+
+
+def matplotlib_ticker():
+    import matplotlib.ticker
+    return matplotlib.ticker

@@ -508,6 +508,31 @@ class ToolsTest(unittest.TestCase):
         path = os.path.join(self.tmp, "rep-partial", "timeline_killed-partial.png")
         self.assertGreater(os.path.getsize(path), 1000)
 
+    def test_scale_plot(self):
+        # tools/shoal-report --scale: the table of `shoal scale -o` as scaling.png,
+        # its speedups in the title; a CSV that is not one is one error line.
+        table = os.path.join(self.tmp, "scale.csv")
+        with open(table, "w") as f:
+            f.write("ranks,partition,lookahead_ps,windows,events,remote_events,batches,balance,"
+                    "work_s,reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,recommended\n"
+                    "1,topology,-1,0,1000,0,0,1,2.0,0,0,2.0,1,1,0,0\n"
+                    "2,topology,1000000,50,1000,100,80,0.9,1.1,0.05,0.05,1.2,1.6667,0.8333,0.1,1\n"
+                    "4,topology,1000000,50,1000,200,200,0.8,0.6,0.1,0.3,1.0,2.0,0.5,0.4,0\n")
+        out = os.path.join(self.tmp, "rep-scale")
+        res = subprocess.run(command(REPORT, "--scale", table, "-o", out), capture_output=True,
+                             text=True, timeout=120)
+        self.assertEqual(res.returncode, 0, res.stderr)
+        title = png_text(os.path.join(out, "scaling.png")).get("Title", "")
+        self.assertIn("1: 1.00x, 2: 1.67x, 4: 2.00x", title)
+        bad = os.path.join(self.tmp, "not-scale.csv")
+        with open(bad, "w") as f:
+            f.write("a,b\n1,2\n")
+        res = subprocess.run(command(REPORT, "--scale", bad), capture_output=True, text=True,
+                             timeout=120)
+        self.assertNotEqual(res.returncode, 0)
+        self.assertEqual(len(res.stderr.strip().splitlines()), 1, res.stderr)
+        self.assertIn("not a table of shoal scale -o", res.stderr)
+
     # ------------------------------------------------------------ errors
 
     def test_errors_are_one_line(self):
