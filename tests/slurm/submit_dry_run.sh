@@ -216,3 +216,20 @@ if SLURM_ARRAY_TASK_ID=2 "$src/slurm/sweep.sbatch" SHOAL_BIN="$tmp/stand-in" SHO
 fi
 grep -q 'past the end of SHOAL_POINTS' "$tmp/past.out" || fail "task past the end: $(cat "$tmp/past.out")"
 echo "ok   sweep.sbatch: task I runs the I-th point of SHOAL_POINTS (first, second and last of 6 arrays)"
+
+# --ranks-from: shoal scale's table sizes every array (all 2,500 points at its
+# recommended 4 ranks); a file that is not such a table is refused.
+printf 'ranks,partition,lookahead_ps,windows,events,remote_events,batches,balance,work_s,reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,recommended\n' >"$tmp/scale.csv"
+printf '2,topology,1000000,10,100,5,4,0.9,1,0,0,1,1.8,0.9,0.1,0\n4,topology,1000000,10,100,9,8,0.8,1,0,0,0.6,3.2,0.8,0.2,1\n' >>"$tmp/scale.csv"
+"$src/slurm/submit-sweep" --dry-run --ranks-from "$tmp/scale.csv" "$tmp/big.toml" >"$tmp/scaled.out" 2>&1 ||
+  fail "submit-sweep --ranks-from failed: $(cat "$tmp/scaled.out")"
+ntasks=$(arrays_of "$tmp/scaled.out" | cut -d'|' -f2 | sort -u)
+points=$(arrays_of "$tmp/scaled.out" | while IFS='|' read -r _ _ p; do expand "$p"; done | sort -u | wc -l)
+[ "$ntasks" = 4 ] && [ "$points" = 2500 ] ||
+  fail "--ranks-from: arrays at ranks '$ntasks' for $points points, not 4 for 2500"
+head -1 "$tmp/scale.csv" >"$tmp/none.csv"
+if "$src/slurm/submit-sweep" --dry-run --ranks-from "$tmp/none.csv" "$tmp/big.toml" >"$tmp/none.out" 2>&1 ||
+  ! grep -q 'one recommended row' "$tmp/none.out"; then
+  fail "--ranks-from a table without a recommendation: $(cat "$tmp/none.out")"
+fi
+echo "ok   --ranks-from: every array at shoal scale's recommended 4 ranks; a table without one refused"
