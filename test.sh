@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Installs what is missing, builds, and runs the whole test suite through ctest:
-#   1. Release build (build/): unit, MPI (1-4 ranks), parallel HDF5 and CLI tests;
+#   1. Release build (build/): unit, MPI (1-4 and 8 ranks), parallel HDF5 and CLI tests;
 #   2. ASan + UBSan build (build-asan/) of the unit tests and of the executable,
 #      which runs once over every kind of config (tests/cli/sanitized_smoke.sh);
 #   3. libFuzzer build (build-fuzz/, clang): every input format fuzzed for

@@ -44,6 +44,9 @@ cp "$src/tests/configs/permutation-128-workload.toml" "$dir/"
   printf '\n[[perturbation]]\nlink = "core 0 -> spine 0"\nfail = true\nat = "100us"\n'
   printf '\n[[perturbation]]\nlink = "spine 1 -> leaf 1"\nfail = true\nat = "200us"\n'; } >"$dir/failures.toml"
 run failures run "$dir/failures.toml" --quiet --set network.cell_size=64KiB
+# A run counted as 2 and 4 ranks would run it (the window probe), weighted.
+run scale scale "$ex/fat-tree-64.toml" --quiet --ranks 1,2,4 --network "$src/configs/scale/shm.toml" \
+  --set 'run.partition="weighted"' -o "$dir/scale.csv"
 if [ -n "$mpirun" ]; then
   mpi() {  # mpi NAME RANKS ARGS...
     if timeout 600 "$mpirun" -np "$2" "$shoal" "${@:3}" >"$dir/$1.out" 2>&1; then
@@ -59,5 +62,6 @@ if [ -n "$mpirun" ]; then
   mpi fat-tree-64-mpi 2 run "$ex/fat-tree-64.toml" --quiet --check --set policy.name=hermod \
     --set 'network.load_balancing="adaptive"'
   mpi sweep-mpi 2 sweep "$src/configs/sweeps/tiny.toml" --quiet --point 3 --results "$dir/sweep"
+  mpi mpi-costs 2 mpi-costs --rounds 1 -o "$dir/costs.toml"
 fi
 echo "sanitized smoke: all ran clean"
