@@ -14,3 +14,6 @@ count_option() {
   fi
   echo "$3"
 }
+
+# The loop's wall in seconds from a `shoal run` report (its "wall N s").
+run_wall() { grep -oE 'wall [0-9.]+ s' "$1" | head -1 | awk '{print $2}'; }

@@ -39,12 +39,9 @@ if ! [ -r "$config" ]; then
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
-shoal=$root/build/shoal
-mpirun=$root/tools/mpirun
-work=$(mktemp -d)
+shoal=$root/build/shoal mpirun=$root/tools/mpirun work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-wall() { grep -oE 'wall [0-9.]+ s' "$1" | head -1 | awk '{print $2}'; }
 field() { grep -oE "$2 [0-9.]+%" "$1" | head -1 | awk '{print $NF}' | tr -d '%'; }
 
 declare -A walls syncs balances
@@ -52,8 +49,8 @@ ones=""
 echo "config $config, $(nproc) cores, $rounds rounds; walls in seconds"
 for ((i = 1; i <= rounds; ++i)); do
   "$shoal" run "$config" --quiet -o "$work/one.csv" --force "$@" >"$work/one.log"
-  line="round $i: 1 rank $(wall "$work/one.log")"
-  ones="$ones $(wall "$work/one.log")"
+  line="round $i: 1 rank $(run_wall "$work/one.log")"
+  ones="$ones $(run_wall "$work/one.log")"
   for p in "${partitions[@]}"; do
     "$mpirun" -np 2 "$shoal" run "$config" --quiet -o "$work/two.csv" --force \
       --set "run.partition=\"$p\"" "$@" >"$work/two.log" 2>&1
@@ -61,10 +58,10 @@ for ((i = 1; i <= rounds; ++i)); do
       echo "bench/ranks.sh: $p on 2 ranks wrote another coflow table than 1 rank" >&2
       exit 1
     fi
-    walls[$p]="${walls[$p]:-} $(wall "$work/two.log")"
+    walls[$p]="${walls[$p]:-} $(run_wall "$work/two.log")"
     syncs[$p]="${syncs[$p]:-} $(field "$work/two.log" 'synchronizing')"
     balances[$p]=$(field "$work/two.log" 'balance')
-    line="$line, $p $(wall "$work/two.log")"
+    line="$line, $p $(run_wall "$work/two.log")"
   done
   echo "$line"
 done

@@ -29,11 +29,8 @@ if [ $# -lt 1 ]; then
   exit 2
 fi
 root=$(cd "$(dirname "$0")/.." && pwd)
-shoal=$root/build/shoal
-mpirun=$root/tools/mpirun
-work=$(mktemp -d)
+shoal=$root/build/shoal mpirun=$root/tools/mpirun work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-wall() { grep -oE 'wall [0-9.]+ s' "$1" | head -1 | awk '{print $2}'; }
 
 echo "$(nproc) cores, $rounds rounds, MPI costs $network; loops in seconds"
 for config in "$@"; do
@@ -45,8 +42,8 @@ for config in "$@"; do
   for ((i = 1; i <= rounds; ++i)); do
     "$shoal" run "$config" --quiet >"$work/one.log"
     "$mpirun" -np 2 "$shoal" run "$config" --quiet >"$work/two.log" 2>&1
-    ones="$ones $(wall "$work/one.log")"
-    twos="$twos $(wall "$work/two.log")"
+    ones="$ones $(run_wall "$work/one.log")"
+    twos="$twos $(run_wall "$work/two.log")"
   done
   one=$(echo "$ones" | median)
   two=$(echo "$twos" | median)
