@@ -19,6 +19,7 @@
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
 #include "shoal/exec/scale_run.hpp"
+#include "shoal/sched/policy.hpp"
 #include "shoal/topo/fabric_config.hpp"
 #include "shoal/topo/load_partition.hpp"
 
@@ -169,8 +170,11 @@ int scale(const ScaleArgs& args) {
     }
   }
 
-  fmt::print("scale: {} ({} GPUs), partition {}, MPI costs {}\n", setup.config_path,
-             fabric.gpu_count(), setup.partition_spec, costs.mpi.name);
+  // A comparison of policies is timed by its first: one run at a time, as `shoal run` does.
+  fmt::print("scale: {} ({} GPUs), policy {}{}, partition {}, MPI costs {}\n", setup.config_path,
+             fabric.gpu_count(), sched::policy_name(setup.policies.front()),
+             setup.policies.size() > 1 ? " (the first compared)" : "", setup.partition_spec,
+             costs.mpi.name);
   check_memory(0, 1, setup, false, setup.memory_limit);  // one model at a time, as one rank
   fmt::print("  timing one rank ...\n");
   std::fflush(stdout);
