@@ -134,8 +134,17 @@ int scale(const ScaleArgs& args) {
   costs.mpi = std::move(file.mpi);
   // The engine's own costs are this machine's; a file of MPI figures alone
   // (published ones) takes them from the set measured here.
-  if (!file.engine) file.engine = exec::read_cost_file(network_file("shm")).engine;
-  if (!file.engine) throw Error("--network shm: the built-in set has no [engine] table");
+  if (!file.engine) {
+    try {
+      file.engine = exec::read_cost_file(network_file("shm")).engine;
+    } catch (const Error&) {
+    }
+    if (!file.engine) {
+      throw Error("--network " + args.network +
+                  ": no [engine] table, and no built-in shm set to take it from; add one "
+                  "(shoal mpi-costs measures it)");
+    }
+  }
   costs.engine = *file.engine;
 
   const auto start = std::chrono::steady_clock::now();
