@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `shoal scale`'s prediction against the measured run, per config: the
-# predicted 2-rank loop (from shoal scale --ranks 2, which times one rank
-# itself), then ROUNDS rounds of one run on one rank and one on two, one
+# predicted 2-rank loop (from shoal scale --ranks 2 under mpirun -np 2, which
+# times the one-rank run on both cores at once), then ROUNDS rounds of one run on one rank and one on two, one
 # after the other; prints each config's medians, the measured and predicted
 # speedups, and the prediction's error against the measured 2-rank loop.
 #
@@ -34,8 +34,9 @@ trap 'rm -rf "$work"' EXIT
 
 echo "$(nproc) cores, $rounds rounds, MPI costs $network; loops in seconds"
 for config in "$@"; do
-  "$shoal" scale "$config" --ranks 2 --network "$network" -o "$work/scale.csv" --force \
-    >"$work/scale.log"
+  # Both cores busy while it times the run, as they are in a 2-rank run.
+  "$mpirun" -np 2 "$shoal" scale "$config" --ranks 2 --network "$network" -o "$work/scale.csv" \
+    --force >"$work/scale.log" 2>&1
   predicted=$(awk -F, 'NR > 1 && $1 == 2 {print $12}' "$work/scale.csv")
   timed=$(grep -oE 'events in [0-9.]+ s' "$work/scale.log" | awk '{print $3}')
   ones="" twos=""

@@ -125,13 +125,27 @@ void write_parts(const std::string& path, const std::vector<Row>& rows) {
   });
 }
 
-int scale(const ScaleArgs& args) {
-  const std::vector<int> counts = parse_ranks(args.ranks);
-  if (!args.output.empty()) core::require_new_output(args.output, args.force, "-o");
-  if (!args.parts.empty()) core::require_new_output(args.parts, args.force, "--parts");
+/// What every rank reads before the timing: the costs and the config; rank 0
+/// also makes each rank count's partition.
+struct Prepared {
+  std::vector<int> counts;
   core::ScaleCosts costs;
+  RunSetup setup;
+  double read_seconds = 0;
+  bool pilot = false;  // the weighted partition's pilot ran
+  std::vector<core::Partition> partitions;
+};
+
+void prepare(const core::Comm& world, const ScaleArgs& args, Prepared& prep) {
+  prep.counts = parse_ranks(args.ranks);
+  if (world.rank() == 0 && !args.output.empty()) {
+    core::require_new_output(args.output, args.force, "-o");
+  }
+  if (world.rank() == 0 && !args.parts.empty()) {
+    core::require_new_output(args.parts, args.force, "--parts");
+  }
   exec::CostFile file = exec::read_cost_file(network_file(args.network));
-  costs.mpi = std::move(file.mpi);
+  prep.costs.mpi = std::move(file.mpi);
   // The engine's own costs are this machine's; a file of MPI figures alone
   // (published ones) takes them from the set measured here.
   if (!file.engine) {
@@ -145,32 +159,35 @@ int scale(const ScaleArgs& args) {
                   "(shoal mpi-costs measures it)");
     }
   }
-  costs.engine = *file.engine;
+  prep.costs.engine = *file.engine;
 
   const auto start = std::chrono::steady_clock::now();
-  RunSetup setup;
-  setup.dag.set_growth_check(dag_growth_guard(1, setup));
+  RunSetup& setup = prep.setup;
+  const int ranks_on_node = world.ranks_on_node();
+  setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
   read_config(args.config, args.overrides, 1, setup);
   setup.dag.set_growth_check({});
-  setup.engine.progress = args.progress;
-  const double read_seconds =
+  setup.engine.progress = args.progress && world.rank() == 0;
+  prep.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  const topo::Fabric& fabric = *setup.fabric;
   if (setup.network.instant) {
     throw Error("config " + setup.config_path +
                 ": network.model = \"instant\" runs on one rank; there is nothing to scale");
   }
+  // Every rank times a model of its own at once: one model per rank, as a run.
+  check_memory(world.rank(), ranks_on_node, setup, false, setup.memory_limit);
+  if (world.rank() != 0) return;
   // Each rank count's partition, as `shoal run` on that many ranks would make it.
+  const topo::Fabric& fabric = *setup.fabric;
   std::optional<exec::PilotLoad> pilot;
-  std::vector<core::Partition> partitions;
-  for (const int n : counts) {
+  for (const int n : prep.counts) {
     if (n == 1) continue;
     try {
       if (setup.partition_spec == "weighted") {
         if (!pilot) pilot = weighted_pilot(setup);
-        partitions.push_back(topo::partition_by_load(fabric, n, pilot->load));
+        prep.partitions.push_back(topo::partition_by_load(fabric, n, pilot->load));
       } else {
-        partitions.push_back(
+        prep.partitions.push_back(
             topo::fabric_partition(fabric, n, setup.partition_spec, setup.partition_spec));
       }
     } catch (const Error& e) {
@@ -178,22 +195,23 @@ int scale(const ScaleArgs& args) {
                   " ranks: " + e.what());
     }
   }
+  prep.pilot = pilot.has_value();
+}
 
-  // A comparison of policies is timed by its first: one run at a time, as `shoal run` does.
-  fmt::print("scale: {} ({} GPUs), policy {}{}, partition {}, MPI costs {}\n", setup.config_path,
-             fabric.gpu_count(), sched::policy_name(setup.policies.front()),
-             setup.policies.size() > 1 ? " (the first compared)" : "", setup.partition_spec,
-             costs.mpi.name);
-  check_memory(0, 1, setup, false, setup.memory_limit);  // one model at a time, as one rank
-  fmt::print("  timing one rank ...\n");
-  std::fflush(stdout);
-  const exec::OneRankRun one = exec::run_one_rank(setup);
+/// On rank 0, after the timing: the probed runs, the table and the files.
+int predict(const ScaleArgs& args, Prepared& prep, const exec::OneRankRun& one, int timed_on) {
+  const std::vector<int>& counts = prep.counts;
+  const core::ScaleCosts& costs = prep.costs;
+  const RunSetup& setup = prep.setup;
+  const std::vector<core::Partition>& partitions = prep.partitions;
+  const topo::Fabric& fabric = *setup.fabric;
   if (one.events == 0) throw Error("config " + setup.config_path + ": the run has no events");
   fmt::print(
-      "  one rank: {} events in {:.3f} s ({:.1f} ns per event); set-up on every rank: read "
+      "  one rank{}: {} events in {:.3f} s ({:.1f} ns per event); set-up on every rank: read "
       "{:.2f} s, build {:.2f} s\n",
+      timed_on > 1 ? fmt::format(" (the mean of {} timed at once)", timed_on) : std::string(),
       one.events, one.loop_seconds, one.loop_seconds / static_cast<double>(one.events) * 1e9,
-      read_seconds, one.build_seconds);
+      prep.read_seconds, one.build_seconds);
 
   // One probed run per lookahead: the windows are the same for every cut that shares it.
   std::map<Time, std::vector<std::size_t>> by_lookahead;
@@ -252,7 +270,8 @@ int scale(const ScaleArgs& args) {
   fmt::print(
       "\n  loop: the simulation loop's predicted wall (the `wall` of shoal run's report); every "
       "rank also reads the config and builds the model first ({:.2f} s here{})\n",
-      read_seconds + one.build_seconds, pilot ? ", plus the weighted partition's pilot" : "");
+      prep.read_seconds + one.build_seconds,
+      prep.pilot ? ", plus the weighted partition's pilot" : "");
   for (const Row& r : rows) {
     if (r.p.parts != counts.back() || r.p.parts == 1) continue;
     const double terms[] = {r.p.work_seconds, r.p.reduce_seconds, r.p.exchange_seconds};
@@ -276,6 +295,33 @@ int scale(const ScaleArgs& args) {
     fmt::print("  per-part counts written to {}\n", args.parts);
   }
   return 0;
+}
+
+int scale(const core::Comm& world, const ScaleArgs& args) {
+  Prepared prep;
+  if (!setup_everywhere(world, [&] { prepare(world, args, prep); })) return 1;
+  if (world.rank() == 0) {
+    // A comparison of policies is timed by its first: one run at a time, as `shoal run` does.
+    const RunSetup& setup = prep.setup;
+    fmt::print("scale: {} ({} GPUs), policy {}{}, partition {}, MPI costs {}\n", setup.config_path,
+               setup.fabric->gpu_count(), sched::policy_name(setup.policies.front()),
+               setup.policies.size() > 1 ? " (the first compared)" : "", setup.partition_spec,
+               prep.costs.mpi.name);
+    fmt::print("  timing one rank{} ...\n",
+               world.size() > 1 ? fmt::format(" on each of {} ranks at once", world.size())
+                                : std::string());
+    std::fflush(stdout);
+  }
+  // Under mpirun -np K every rank times the run at once: events are priced
+  // as on a machine with K busy cores, as a run on K of them would be.
+  exec::OneRankRun one;
+  const int status = run_or_abort(world, [&] {
+    one = exec::run_one_rank(prep.setup);
+    return 0;
+  });
+  if (status != 0) return status;
+  one.loop_seconds = world.sum(one.loop_seconds) / world.size();
+  return on_rank_zero(world, [&] { return predict(args, prep, one, world.size()); });
 }
 
 }  // namespace
@@ -307,13 +353,7 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global, Action& actio
   cmd->callback([&action, &global, args] {
     action = [&global, args](const core::Comm& world) {
       args->progress = !global.quiet;
-      if (world.size() != 1) {
-        if (world.rank() == 0) {
-          print_error("shoal scale runs on one rank: it predicts N ranks from runs on one");
-        }
-        return 1;
-      }
-      return on_rank_zero(world, [&] { return scale(*args); });
+      return scale(world, *args);
     };
   });
 }

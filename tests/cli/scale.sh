@@ -10,8 +10,9 @@
 #   when sent, which changes whether a few later cells go as events
 #   (docs/scaling.md);
 # - `shoal mpi-costs` at 2 ranks writes a cost file that scale reads back;
-# - bad --ranks lists, bad cost files, a scale under mpirun and mpi-costs on
-#   one rank: one error line, exit 1.
+# - under mpirun -np 2 every rank times the run at once, and the counts stay;
+# - bad --ranks lists (on one rank and on two), bad cost files and
+#   mpi-costs on one rank: one error line, exit 1.
 # Usage: scale.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
 set -euo pipefail
 shoal=$1 mpirun=$2 dir=$3 src=$4
@@ -77,6 +78,16 @@ check_config fabric fat-tree-64.toml
 check_config weighted fat-tree-64.toml --set 'run.partition="weighted"'
 check_config training "$src/configs/examples/qwen-64.toml" --set run.end=20ms
 
+# Under mpirun every rank times the run at once; the counts are the same.
+"$mpirun" -np 2 "$shoal" scale fat-tree-64.toml --ranks 1,2,3,4,8 --network "$src/configs/scale/shm.toml" \
+  -o loaded-scale.csv >loaded.log 2>&1
+if grep -q 'the mean of 2 timed at once' loaded.log &&
+  [ "$(cut -d, -f1-8 loaded-scale.csv)" = "$(cut -d, -f1-8 fabric-scale.csv)" ]; then
+  ok "under mpirun -np 2: timed on both ranks at once, the same counts"
+else
+  bad "under mpirun -np 2: $(tail -3 loaded.log)"
+fi
+
 # A cost file measured here, read back.
 "$mpirun" -np 2 "$shoal" mpi-costs --rounds 1 -o measured.toml >/dev/null
 if "$shoal" scale fat-tree-64.toml --ranks 2 --network measured.toml >measured.log &&
@@ -113,7 +124,7 @@ sed 's/^latency = "1us"/latency = "fast"/' unordered.toml >badtime.toml
 expect_error 'badtime.toml.*latency' "$shoal" scale fat-tree-64.toml --network badtime.toml
 printf '[mpi]\nlatency = "1us"\nbandwidth = "100Gbps"\nmessage_overhead = "0.1us"\nlatnecy = 1\n[[allreduce]]\nranks = 2\nlatency = "1us"\n' >typo.toml
 expect_error 'latnecy' "$shoal" scale fat-tree-64.toml --network typo.toml
-expect_error 'runs on one rank' "$mpirun" -np 2 "$shoal" scale fat-tree-64.toml --ranks 2
+expect_error '"x" is not a rank count' "$mpirun" -np 2 "$shoal" scale fat-tree-64.toml --ranks 2,x
 expect_error 'needs at least two ranks' "$shoal" mpi-costs
 
 if [ $failures -gt 0 ]; then
