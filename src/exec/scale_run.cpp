@@ -54,7 +54,6 @@ OneRankRun run_one_rank(const RunSetup& setup) {
   const core::RunSummary summary = one.sim.run(*one.model);
   run.events = summary.events;
   run.loop_seconds = summary.wall_seconds;
-  run.simulated_time = summary.simulated_time;
   return run;
 }
 

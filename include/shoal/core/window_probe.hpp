@@ -39,16 +39,18 @@ class WindowProbe {
 
   /// An event the current entity sends (Simulator::push).
   void sent(std::uint64_t tiebreak, EntityId target, std::uint32_t tag) {
+    if (role_(tag) == CrossingRole::kCredit) return;  // counted with its cell
     const EntityId source = static_cast<EntityId>(tiebreak >> kSequenceBits);
     for (Cut& cut : cuts_) {
       const std::uint16_t from = cut.part_of[source];
       const std::uint16_t to = cut.part_of[target];
-      if (from != to && role_(tag) != CrossingRole::kCredit) message(cut, from, to);
+      if (from != to) message(cut, from, to);
     }
   }
   /// An event just handled, in `ticks` (read_ticks) of this rank's time.
   void handled(const Event& ev, std::uint64_t ticks) {
     total_ticks_ += ticks;
+    const bool carries_credit = role_(ev.tag) == CrossingRole::kCarryCredit;
     for (Cut& cut : cuts_) {
       const std::uint16_t part = cut.part_of[ev.target];
       touch(cut, part);
@@ -56,7 +58,7 @@ class WindowProbe {
       cut.ticks[part] += ticks;
       const std::uint16_t from = cut.part_of[ev.source()];
       // The receiver returns the cell's credit upstream: one message back.
-      if (from != part && role_(ev.tag) == CrossingRole::kCarryCredit) message(cut, part, from);
+      if (from != part && carries_credit) message(cut, part, from);
     }
   }
   /// After each synchronization: prices the window just ended (the first

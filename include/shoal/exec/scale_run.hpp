@@ -19,7 +19,6 @@ struct OneRankRun {
   std::int64_t events = 0;
   double build_seconds = 0;  // the simulator and model, built and initialized
   double loop_seconds = 0;   // the simulation loop (RunSummary::wall_seconds)
-  Time simulated_time = 0;
 };
 
 /// Runs `setup` (its first policy) on this rank alone, as `shoal run` would.
