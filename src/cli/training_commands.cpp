@@ -84,9 +84,11 @@ int traffic(const TrainingArgs& args) {
                t.tp_per_layer_pass);
     if (p.cp > 1) {
       fmt::print(
-          "  CP {} (ring attention, {} tokens per CP rank): per GPU per layer {} B forward, {} B "
-          "backward\n",
-          p.cp, p.micro_batch_tokens / p.cp, t.cp_per_layer_pass, 2 * t.cp_per_layer_pass);
+          "  CP {} (ring attention, {} tokens per CP rank, {}): per GPU per layer {} B forward, "
+          "{} B backward\n",
+          p.cp, p.micro_batch_tokens / p.cp,
+          p.cp_overlap ? "steps overlapping the attention" : "before the attention",
+          t.cp_per_layer_pass, 2 * t.cp_per_layer_pass);
     }
     if (p.sp == work::SpMode::kUlysses && p.tp > 1) {
       fmt::print("  Ulysses over TP {}: per GPU per layer and pass {} B of all-to-alls\n", p.tp,

@@ -54,6 +54,7 @@ void read_parallelism(config::ConfigFile& c, std::string_view t, ParallelSpec& p
       throw Error(where + "sp \"" + *sp + "\" is unknown (none or ulysses)");
     }
   }
+  p.cp_overlap = c.boolean(t, "cp_overlap").value_or(p.cp_overlap);
   p.order = c.string(t, "order").value_or(p.order);
   p.dp_algorithm = c.string(t, "dp_algorithm").value_or(p.dp_algorithm);
 }
@@ -298,6 +299,7 @@ JobSpec read_job_file(const std::string& path) {
   read_count(c, t, "sequence", m.sequence);
   read_count(c, t, "dtype_bytes", m.dtype_bytes);
   m.gated_ffn = c.boolean(t, "gated_ffn").value_or(m.gated_ffn);
+  m.causal = c.boolean(t, "causal").value_or(m.causal);
   constexpr std::string_view moe = "moe";
   read_count(c, moe, "experts", m.experts);
   read_count(c, moe, "top_k", m.top_k);
@@ -317,6 +319,7 @@ JobSpec read_job_file(const std::string& path) {
 
 void apply_job_overrides(config::ConfigFile& config, std::string_view table, JobSpec& job) {
   read_parallelism(config, table, job.parallel);
+  job.model.causal = config.boolean(table, "causal").value_or(job.model.causal);
   read_gpu(config, table, job.gpu);
   read_skew(config, table, job.skew);
   read_schedule(config, table, job.schedule);

@@ -42,14 +42,27 @@ class TrainingBuilder {
   };
 
   // --- context and sequence parallelism (training_cp.cpp) ---
-  /// Ring attention: each CP ring of the stage passes its K and V blocks (and
-  /// in backward their gradients) around, one coflow per ring.
+  /// The attention of every GPU of stage s in one layer and pass, with its
+  /// CP ring (cp_overlap: in steps that overlap the ring; else after it).
+  void attention_pass(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
+  /// Ring attention without overlap: each CP ring of the stage passes its K
+  /// and V blocks (and in backward their gradients) around, one coflow per ring.
   void context_ring(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
+  /// Ring attention in CP steps, each exchange one coflow per ring.
+  void overlapped_ring(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward);
+  /// The members of CP ring (t, x) of stage s in the order the blocks travel.
+  std::vector<std::uint32_t> cp_ring(std::uint32_t s, std::uint32_t t, std::uint32_t x,
+                                     bool forward) const;
   /// Ulysses: the all-to-all of each TP group before (`before`) or after the attention.
   void ulysses(std::uint32_t s, std::uint32_t mb, std::uint32_t layer, bool forward, bool before);
   /// Attention forward time of GPU r in micro-batch mb: with a length law, its
   /// replica's packed sequences.
   Time attention(std::uint32_t r, std::uint32_t mb, std::uint32_t layer) const;
+  /// The attention's time in a pass (backward: scaled as the backward is).
+  Time attention_compute(std::uint32_t r, std::uint32_t mb, std::uint32_t layer,
+                         bool forward) const;
+  /// GPU r's sum of squared sequence lengths in micro-batch mb (-1: no length law).
+  double square_sum(std::uint32_t r, std::uint32_t mb) const;
 
   // --- placement (training_dag.cpp) ---
   /// Job rank <-> coordinates (order tp-ep-dp-pp).

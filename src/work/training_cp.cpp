@@ -2,6 +2,7 @@
 // training job's DAG, and the packed sequences' attention time
 // (docs/training.md, "Context and sequence parallelism").
 #include <algorithm>
+#include <cmath>
 #include <string>
 #include <vector>
 
@@ -41,36 +42,144 @@ Bytes ulysses_bytes(const JobSpec& job, bool qkv) {
   return (p.tp - 1) * ulysses_pair(job.model, p.micro_batch_tokens / p.cp, p.tp, qkv);
 }
 
-Time TrainingBuilder::attention(std::uint32_t r, std::uint32_t mb, std::uint32_t layer) const {
-  if (!packing_) return attention_time(job_, layer);
+double TrainingBuilder::square_sum(std::uint32_t r, std::uint32_t mb) const {
+  if (!packing_) return -1;
   // The replica's packed sequences, split evenly over its CP ranks.
   const std::uint32_t x = (r / p_.tp) % p_.dp / cp_;
-  return attention_time(job_, layer, packing_->square_sum(iteration_, mb, x) / cp_);
+  return packing_->square_sum(iteration_, mb, x) / cp_;
+}
+
+Time TrainingBuilder::attention(std::uint32_t r, std::uint32_t mb, std::uint32_t layer) const {
+  return attention_time(job_, layer, square_sum(r, mb));
+}
+
+Time TrainingBuilder::attention_compute(std::uint32_t r, std::uint32_t mb, std::uint32_t layer,
+                                        bool forward) const {
+  if (forward) return attention(r, mb, layer);
+  return static_cast<Time>(std::llround(static_cast<double>(attention(r, mb, layer)) *
+                                        job_.gpu.backward_factor * backward_share_));
+}
+
+void TrainingBuilder::attention_pass(std::uint32_t s, std::uint32_t mb, std::uint32_t layer,
+                                     bool forward) {
+  if (cp_ >= 2 && p_.cp_overlap) {
+    overlapped_ring(s, mb, layer, forward);
+    return;
+  }
+  context_ring(s, mb, layer, forward);
+  for (std::uint32_t i = 0; i < p_.tp * p_.dp; ++i) {
+    const std::uint32_t r = stage_rank(s, i);
+    std::vector<std::string> after = std::move(ready(i));
+    if (forward && waits_for_parameters(mb)) add_all_gather(after, r, layer, false);
+    const std::string a = task_name(r, forward, mb, layer, 'a');
+    task(r, a, attention_compute(r, mb, layer, forward), std::move(after),
+         forward ? TaskKind::kForward : TaskKind::kBackward, mb, layer);
+    ready(i) = {a};
+  }
+}
+
+std::vector<std::uint32_t> TrainingBuilder::cp_ring(std::uint32_t s, std::uint32_t t,
+                                                    std::uint32_t x, bool forward) const {
+  // Transformer Engine sends forward to the next CP rank and backward to the previous one.
+  std::vector<std::uint32_t> members(cp_);
+  for (std::uint32_t c = 0; c < cp_; ++c) {
+    members[forward ? c : cp_ - 1 - c] = stage_rank(s, t + p_.tp * (c + cp_ * x));
+  }
+  return members;
 }
 
 void TrainingBuilder::context_ring(std::uint32_t s, std::uint32_t mb, std::uint32_t layer,
                                    bool forward) {
   if (cp_ < 2) return;
-  // Transformer Engine's ring (cp_comm_type "p2p"): forward, each rank sends
+  // The ring without overlap (cp_overlap = false): forward, each rank sends
   // its K and V block on CP - 1 times; backward, the K and V blocks again
-  // CP - 1 times and their gradients CP - 1 times.
+  // CP - 1 times and their gradients CP - 1 times, all before the attention.
   const Bytes block = kv_block(m_, p_.micro_batch_tokens, p_.tp);
   const Bytes bytes = (forward ? 1 : 2) * (cp_ - 1) * block;
   const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
                           (forward ? ".f" : ".b") + ".cp";
-  std::vector<std::uint32_t> members(cp_);
   for (std::uint32_t t = 0; t < p_.tp; ++t) {
     for (std::uint32_t x = 0; x < p_.dp / cp_; ++x) {
+      const std::vector<std::uint32_t> members = cp_ring(s, t, x, forward);
       std::vector<std::string> after;
-      for (std::uint32_t c = 0; c < cp_; ++c) {
-        const std::uint32_t i = t + p_.tp * (c + cp_ * x);
-        members[c] = stage_rank(s, i);
-        after.insert(after.end(), ready(i).begin(), ready(i).end());
+      for (const std::uint32_t r : members) {
+        after.insert(after.end(), ready(local(r, s)).begin(), ready(local(r, s)).end());
       }
       dedupe(after);
       const std::string name = tag + std::to_string(t) + "." + std::to_string(x);
       ring_coflow(name, members, bytes, labels(CoflowType::kCp, mb, layer, s), std::move(after));
       for (const std::uint32_t r : members) ready(local(r, s)) = {name};
+    }
+  }
+}
+
+void TrainingBuilder::overlapped_ring(std::uint32_t s, std::uint32_t mb, std::uint32_t layer,
+                                      bool forward) {
+  // Transformer Engine's AttnFuncWithCPAndKVP2P in CP steps. Step k computes
+  // the attention of the K and V block received in step k - 1 (step 0: its
+  // own) while the ring passes a block on (docs/training.md). Forward: the
+  // exchange of step k (k < CP - 1) sends the K and V block, after the
+  // exchange of step k - 1. Backward: it sends the K and V block (k < CP - 1)
+  // and the gradients dK, dV that step k - 1 computed (k > 0), so it also
+  // waits for that step's attention. With a causal mask and Transformer
+  // Engine's two chunks per rank every step has the same work: the score and
+  // value products split evenly, the projections go with step 0.
+  const Bytes block = kv_block(m_, p_.micro_batch_tokens, p_.tp);
+  const std::uint32_t exchanges = forward ? cp_ - 1 : cp_;
+  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
+                          (forward ? ".f" : ".b") + ".cp";
+  const CoflowLabels l = labels(CoflowType::kCp, mb, layer, s);
+  for (std::uint32_t t = 0; t < p_.tp; ++t) {
+    for (std::uint32_t x = 0; x < p_.dp / cp_; ++x) {
+      const std::vector<std::uint32_t> members = cp_ring(s, t, x, forward);
+      const std::string ring = tag + std::to_string(t) + "." + std::to_string(x) + ".s";
+      std::vector<std::string> exchange_after;                // step 0's: the members' ready
+      std::vector<std::vector<std::string>> step_after(cp_);  // each member's step 0
+      std::vector<Time> whole(cp_), core_step(cp_);
+      for (std::uint32_t c = 0; c < cp_; ++c) {
+        const std::uint32_t r = members[c];
+        const std::uint32_t i = local(r, s);
+        exchange_after.insert(exchange_after.end(), ready(i).begin(), ready(i).end());
+        step_after[c] = std::move(ready(i));
+        if (forward && waits_for_parameters(mb)) add_all_gather(step_after[c], r, layer, false);
+        whole[c] = attention_compute(r, mb, layer, forward);
+        const double share = attention_core_share(job_, layer, square_sum(r, mb));
+        const auto core = static_cast<Time>(std::llround(static_cast<double>(whole[c]) * share));
+        core_step[c] = core / cp_;
+      }
+      dedupe(exchange_after);
+      std::vector<std::string> steps(cp_);  // each member's latest step
+      std::string exchange;                 // the latest exchange
+      for (std::uint32_t k = 0; k < cp_; ++k) {
+        const std::string previous_exchange = exchange;
+        if (k < exchanges) {
+          // Backward: K and V only in the first exchange, dK and dV only in the last.
+          const Bytes bytes = (forward || k == 0 || k + 1 == cp_) ? block : 2 * block;
+          std::vector<std::string> after = std::move(exchange_after);
+          if (k > 0) {
+            after = {previous_exchange};
+            if (!forward) after.insert(after.end(), steps.begin(), steps.end());
+          }
+          exchange = ring + std::to_string(k);
+          ring_coflow(exchange, members, bytes, l, std::move(after));
+        }
+        for (std::uint32_t c = 0; c < cp_; ++c) {
+          const std::uint32_t r = members[c];
+          std::string name = task_name(r, forward, mb, layer, 'a');
+          if (k + 1 < cp_) name += ".s" + std::to_string(k);
+          std::vector<std::string> after =
+              k == 0 ? std::move(step_after[c])
+                     : std::vector<std::string>{steps[c], previous_exchange};
+          const Time duration = k == 0 ? whole[c] - (cp_ - 1) * core_step[c] : core_step[c];
+          task(r, name, duration, std::move(after),
+               forward ? TaskKind::kForward : TaskKind::kBackward, mb, layer);
+          steps[c] = std::move(name);
+        }
+      }
+      for (std::uint32_t c = 0; c < cp_; ++c) {
+        ready(local(members[c], s)) = {steps[c]};
+        if (!forward) ready(local(members[c], s)).push_back(exchange);
+      }
     }
   }
 }

@@ -147,15 +147,7 @@ void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t vs, std::uint3
   for (std::uint32_t layer = stage_starts_[vs]; layer < stage_starts_[vs + 1]; ++layer) {
     const bool moe = m_.moe_layer(layer);
     ulysses(s, mb, layer, true, true);
-    context_ring(s, mb, layer, true);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t r = stage_rank(s, i);
-      std::vector<std::string> after = std::move(ready(i));
-      if (waits_for_parameters(mb)) add_all_gather(after, r, layer, false);
-      const std::string a = task_name(r, true, mb, layer, 'a');
-      task(r, a, attention(r, mb, layer), std::move(after), TaskKind::kForward, mb, layer);
-      ready(i) = {a};
-    }
+    attention_pass(s, mb, layer, true);
     ulysses(s, mb, layer, true, false);
     ffn(s, mb, layer, moe, true);
     tensor_parallel(s, mb, layer, true);
@@ -173,15 +165,7 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint
     const bool moe = m_.moe_layer(layer);
     ffn(s, mb, layer, moe, false);
     ulysses(s, mb, layer, false, true);
-    context_ring(s, mb, layer, false);
-    for (std::uint32_t i = 0; i < n; ++i) {
-      const std::uint32_t r = stage_rank(s, i);
-      const std::string a = task_name(r, false, mb, layer, 'a');
-      const auto t = static_cast<Time>(std::llround(static_cast<double>(attention(r, mb, layer)) *
-                                                    job_.gpu.backward_factor * backward_share_));
-      task(r, a, t, std::move(ready(i)), TaskKind::kBackward, mb, layer);
-      ready(i) = {a};
-    }
+    attention_pass(s, mb, layer, false);
     ulysses(s, mb, layer, false, false);
     tensor_parallel(s, mb, layer, false);
     if (recording_grads_) {

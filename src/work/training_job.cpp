@@ -299,21 +299,42 @@ Time flops_time(const JobSpec& job, double flops) {
   return static_cast<Time>(std::llround(seconds * 1e12));
 }
 
-Time flop_attention_time(const JobSpec& job, std::uint32_t layer, double square_sum) {
+/// The attention's FLOPs on one GPU: its projections (with the shared
+/// experts and router in MoE layers) and its score and value products.
+struct AttentionFlops {
+  double projections = 0;
+  double core = 0;
+  double total = 0;  // as one expression, so that results do not move by a rounding
+};
+
+AttentionFlops attention_flops(const JobSpec& job, std::uint32_t layer, double square_sum) {
   const ModelSpec& m = job.model;
   const auto tokens = static_cast<double>(job.parallel.micro_batch_tokens);
+  const auto tp = static_cast<double>(job.parallel.tp);
+  // The score and value products: 4 h per query-key pair; a causal mask keeps half the pairs.
+  const double pair_share = m.causal ? 0.5 : 1.0;
+  double projections = 2.0 * static_cast<double>(m.attention_params());
+  if (m.moe_layer(layer)) projections += 2.0 * static_cast<double>(m.shared_params());
+  AttentionFlops f;
+  f.projections = tokens * projections / tp;
   if (square_sum >= 0) {
-    // Packed sequences: the score and value products, 4 h per query-key pair,
-    // over each sequence's own pairs (the sum of the squared lengths).
-    double per_token = 2.0 * static_cast<double>(m.attention_params());
-    if (m.moe_layer(layer)) per_token += 2.0 * static_cast<double>(m.shared_params());
-    const double flops = tokens * per_token + 4.0 * static_cast<double>(m.hidden) * square_sum;
-    return flops_time(job, flops / job.parallel.tp);
+    // Packed sequences: over each sequence's own pairs (the sum of the squared lengths).
+    const double core = 4.0 * static_cast<double>(m.hidden) * square_sum * pair_share;
+    f.core = core / tp;
+    f.total = (tokens * projections + core) / tp;
+    return f;
   }
-  double per_token = 2.0 * static_cast<double>(m.attention_params()) +
-                     4.0 * static_cast<double>(m.sequence) * static_cast<double>(m.hidden);
+  const double per_pair =
+      4.0 * static_cast<double>(m.sequence) * static_cast<double>(m.hidden) * pair_share;
+  double per_token = 2.0 * static_cast<double>(m.attention_params()) + per_pair;
   if (m.moe_layer(layer)) per_token += 2.0 * static_cast<double>(m.shared_params());
-  return flops_time(job, tokens * per_token / job.parallel.tp);
+  f.core = tokens * per_pair / tp;
+  f.total = tokens * per_token / tp;
+  return f;
+}
+
+Time flop_attention_time(const JobSpec& job, std::uint32_t layer, double square_sum) {
+  return flops_time(job, attention_flops(job, layer, square_sum).total);
 }
 
 Time flop_ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load) {
@@ -343,6 +364,11 @@ Time measured_part(const JobSpec& job, std::uint32_t layer, Time part_by_flops) 
 Time attention_time(const JobSpec& job, std::uint32_t layer, double square_sum) {
   const Time t = flop_attention_time(job, layer, square_sum);
   return job.gpu.layer_forward.empty() ? t : measured_part(job, layer, t);
+}
+
+double attention_core_share(const JobSpec& job, std::uint32_t layer, double square_sum) {
+  const AttentionFlops f = attention_flops(job, layer, square_sum);
+  return f.total > 0 ? f.core / f.total : 0.0;
 }
 
 Time ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load) {

@@ -40,6 +40,9 @@ struct ModelSpec {
   std::uint32_t dense_layers = 0;  // the first k layers are dense
   std::uint32_t node_limit =
       0;  // DeepSeek's node-limited routing: at most M servers per token (0: off)
+  /// A causal mask: each query attends to the keys before it, half the
+  /// query-key pairs of a full mask (FlashAttention's count).
+  bool causal = false;
 
   bool moe_layer(std::uint32_t layer) const { return experts > 0 && layer >= dense_layers; }
   std::uint64_t ffn_matrices() const { return gated_ffn ? 3 : 2; }
@@ -65,6 +68,9 @@ struct ParallelSpec {
   /// Context parallelism: each sequence's tokens split over cp ranks, ring
   /// attention passing K and V blocks around them. EP divides cp x dp.
   std::uint32_t cp = 1;
+  /// Ring attention's steps overlap the attention of blocks already received
+  /// (Transformer Engine); false: the ring completes before the attention.
+  bool cp_overlap = true;
   SpMode sp = SpMode::kNone;
   std::uint32_t micro_batches = 1;
   std::uint64_t micro_batch_tokens = 0;  // tokens per micro-batch per data-parallel replica
@@ -242,6 +248,9 @@ std::string describe_schedule(const JobSpec& job);
 /// `square_sum`: the micro-batch's sum of squared sequence lengths on this
 /// GPU's ranks (negative: every sequence `model.sequence` long).
 Time attention_time(const JobSpec& job, std::uint32_t layer, double square_sum = -1);
+/// The share of attention_time spent in the score and value products (the
+/// part ring attention splits over its steps), by FLOPs.
+double attention_core_share(const JobSpec& job, std::uint32_t layer, double square_sum = -1);
 Time ffn_time(const JobSpec& job, std::uint32_t layer, double expert_load = 1.0);
 Time lm_head_time(const JobSpec& job);
 

@@ -58,39 +58,6 @@ const ComputeTask& task_named(const Dag& dag, const std::string& name) {
   throw Error("no task " + name);
 }
 
-TEST(ContextParallel, RingBytesExactlyOnThreeRanks) {
-  JobSpec job = gqa_dense();
-  job.parallel.cp = 3;
-  const Dag dag = generate(job, 6);  // tp 1 x cp 3 x pp 1 x dp 2
-  ASSERT_EQ(job.parallel.dp, 2u);
-  // Block: 768 / 3 = 256 tokens x 6 KV heads x 64 x 2 (K, V) x 2 bytes.
-  const Bytes block = 256 * 6 * 64 * 2 * 2;
-  EXPECT_EQ(cp_block_bytes(job), block);
-  int forward = 0, backward = 0;
-  for (const Coflow& c : dag.coflows()) {
-    if (c.labels.type != CoflowType::kCp) continue;
-    const bool f = c.name.find(".f.cp") != std::string::npos;
-    (f ? forward : backward)++;
-    const auto flows = dag.flows_of(c);
-    ASSERT_EQ(flows.size(), 3u);
-    for (const Flow& flow : flows) {
-      // Forward: K and V on 2 times; backward: K and V 2 times and their gradients 2 times.
-      EXPECT_EQ(flow.bytes, (f ? 2 : 4) * block) << c.name;
-      // A ring of consecutive GPUs (tp-cp-ep-dp-pp): c + 3 x.
-      EXPECT_EQ(flow.dst / 3, flow.src / 3);
-      EXPECT_EQ(flow.dst % 3, (flow.src % 3 + 1) % 3);
-    }
-  }
-  // 2 layers x 2 rings (one per data-parallel replica), each pass.
-  EXPECT_EQ(forward, 4);
-  EXPECT_EQ(backward, 4);
-  // Each CP rank computes a third of the micro-batch: the rank view's tokens.
-  EXPECT_EQ(job.rank_view().parallel.micro_batch_tokens, 256u);
-  EXPECT_EQ(job.rank_view().parallel.dp, 6u);
-  const JobTraffic t = job_traffic(job, dag, 8);
-  EXPECT_EQ(t.cp_per_layer_pass, 2 * block);
-}
-
 TEST(ContextParallel, GradientsReduceOverCpTimesDp) {
   JobSpec job = gqa_dense();
   job.parallel.cp = 3;
@@ -293,6 +260,13 @@ TEST(SequenceLengths, JobFileKeysAndTheirErrors) {
   EXPECT_EQ(job.sequences.law, LengthLaw::kUniform);
   EXPECT_EQ(job.sequences.max, 64u);
   EXPECT_EQ(job.sequences.seed, 7u);
+  EXPECT_TRUE(job.parallel.cp_overlap);  // Transformer Engine's ring
+  EXPECT_FALSE(job.model.causal);        // Megatron's FLOPs count
+  const TempFile keys(std::string(kModel) + "causal = true\n[parallelism]\ncp_overlap = false\n",
+                      ".toml");
+  const JobSpec set = read_job_file(keys.path());
+  EXPECT_FALSE(set.parallel.cp_overlap);
+  EXPECT_TRUE(set.model.causal);
   const auto error = [](const std::string& extra) {
     const TempFile f(std::string(kModel) + extra, ".toml");
     return error_of([&] { read_job_file(f.path()); });
@@ -309,6 +283,8 @@ TEST(SequenceLengths, JobFileKeysAndTheirErrors) {
   EXPECT_TRUE(Has(error("[data]\nsequence_lengths = \"file\"\n"),
                   "data.sequence_lengths = \"file\" needs sequence_file"));
   EXPECT_TRUE(Has(error("[data]\nsequence_file = \"\"\n"), "data.sequence_file is empty"));
+  EXPECT_TRUE(Has(error("[parallelism]\ncp_overlap = \"yes\"\n"), "cp_overlap"));
+  EXPECT_TRUE(Has(error("[parallelism]\ncp_overlap = \"yes\"\n"), "true or false"));
 }
 
 }  // namespace
