@@ -43,8 +43,12 @@ class ExpertSwapper {
   }
   /// Bytes one GPU sends for one swapped expert: its parameters
   /// (ffn_matrices x hidden x expert_ffn) in the model's dtype.
-  static Bytes swap_bytes(const JobSpec& job) {
-    return static_cast<Bytes>(job.model.expert_params() * job.model.dtype_bytes);
+  /// One expert's move from one GPU to another: its weights, and this GPU's
+  /// shard of its optimizer state (of `expert_dp` shards).
+  static Bytes swap_bytes(const JobSpec& job, std::uint32_t expert_dp) {
+    const std::uint64_t params = job.model.expert_params();
+    return static_cast<Bytes>(params * job.model.dtype_bytes +
+                              params * job.overlap.swap_state_bytes / expert_dp);
   }
 
  private:

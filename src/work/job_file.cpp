@@ -319,6 +319,8 @@ JobSpec read_job_file(const std::string& path) {
 
 void apply_job_overrides(config::ConfigFile& config, std::string_view table, JobSpec& job) {
   read_parallelism(config, table, job.parallel);
+  // The model's depth and mask, for studies that shorten a model to fit a machine.
+  read_count(config, table, "layers", job.model.layers);
   job.model.causal = config.boolean(table, "causal").value_or(job.model.causal);
   read_gpu(config, table, job.gpu);
   read_skew(config, table, job.skew);

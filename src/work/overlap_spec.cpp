@@ -46,6 +46,7 @@ void read_overlap(config::ConfigFile& c, std::string_view schedule, std::string_
                   "\" is unknown (none or per-step)");
     }
   }
+  read_count(c, moe, "expert_swap_state_bytes", o.swap_state_bytes);
 }
 
 void check_overlap(const JobSpec& job, const std::string& where) {
@@ -94,6 +95,10 @@ void check_overlap(const JobSpec& job, const std::string& where) {
   if (o.comm_sms >= job.gpu.sms) {
     throw Error(where + "schedule.comm_sms (" + n(o.comm_sms) + ") must be below gpu_sms (" +
                 n(job.gpu.sms) + ")");
+  }
+  if (o.swap_state_bytes > 0 && o.expert_swap != ExpertSwap::kPerStep) {
+    throw Error(where + "moe.expert_swap_state_bytes (" + n(o.swap_state_bytes) +
+                ") needs expert_swap = \"per-step\"");
   }
   if (o.expert_swap == ExpertSwap::kPerStep) {
     if (job.model.experts == 0 || p.ep < 2) {

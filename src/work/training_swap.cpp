@@ -42,7 +42,7 @@ void TrainingBuilder::swap_experts() {
   prev_swap_.clear();
   // A swap after the last step would serve no iteration.
   if (iteration_ + 1 == p_.iterations) return;
-  const Bytes bytes = ExpertSwapper::swap_bytes(job_);
+  const Bytes bytes = ExpertSwapper::swap_bytes(job_, edp_);
   for (const ExpertSwapper::Swap& w : swaps) {
     std::uint32_t vs = 0;
     while (stage_starts_[vs + 1] <= w.layer) ++vs;

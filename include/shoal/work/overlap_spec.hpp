@@ -33,6 +33,10 @@ struct OverlapSpec {
   std::uint32_t chunks = 1;    // overlap_chunks, with kChunked
   std::uint32_t comm_sms = 0;  // SMs the communication kernels take while they overlap compute
   ExpertSwap expert_swap = ExpertSwap::kNone;
+  /// Optimizer state moved with a swapped expert, in bytes per parameter
+  /// (0: the weights only; mixed-precision Adam: 12), sharded over the
+  /// expert-data-parallel group as the distributed optimizer shards it.
+  std::uint64_t swap_state_bytes = 0;
 
   /// Duration factor of a compute task that overlaps communication:
   /// gpu_sms / (gpu_sms - comm_sms); 1 without comm_sms.
@@ -43,8 +47,8 @@ struct OverlapSpec {
 };
 
 /// Reads the keys: overlap, overlap_chunks and comm_sms from `schedule`,
-/// gpu_sms from `gpu`, expert_swap from `moe` (all three the same table in a
-/// run config's [job]). An Error names the table and key.
+/// gpu_sms from `gpu`, expert_swap and expert_swap_state_bytes from `moe` (all three the same table
+/// in a run config's [job]). An Error names the table and key.
 void read_overlap(config::ConfigFile& c, std::string_view schedule, std::string_view gpu,
                   std::string_view moe, JobSpec& job);
 

@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "error_checks.hpp"
+#include "shoal/work/overlap_spec.hpp"
 #include "training_cases.hpp"
 
 namespace shoal::work {
@@ -42,7 +44,7 @@ class ExpertSwaps : public ::testing::Test {
 
   /// Two MoE layers of 8 experts (top-2) over EP 4 on 8 GPUs (two EP groups),
   /// two micro-batches, two iterations, servers of `per_server` GPUs.
-  Dag generate(std::uint32_t per_server) {
+  Dag generate(std::uint32_t per_server, std::uint64_t state_bytes = 0) {
     JobSpec j;
     j.file = "swap-job";
     j.model = {"swap", 2, 1024, 8, 0, 0, 0, 64, true, 2, 8, 2, 512, 0, 0};
@@ -53,6 +55,7 @@ class ExpertSwaps : public ::testing::Test {
     j.skew.routing_name = path_;
     j.skew.routing_file = path_;
     j.overlap.expert_swap = ExpertSwap::kPerStep;
+    j.overlap.swap_state_bytes = state_bytes;
     j.resolve(8, per_server);
     job_ = j;
     Dag dag;
@@ -116,6 +119,23 @@ TEST_F(ExpertSwaps, TheHotExpertMovesToTheColdMemberAndTheNextIterationFollows) 
     return Bytes{-1};
   };
   EXPECT_LT(to_member3("j0.i0.m0.L1.f.ep0.0.to"), to_member3("j0.i1.m0.L1.f.ep0.0.to"));
+}
+
+// With mixed-precision Adam's 12 bytes of state per parameter, each GPU moves
+// its shard of the expert's state (expert DP 2 here: two EP groups) with the
+// weights; nothing else in the DAG changes.
+TEST_F(ExpertSwaps, OptimizerStateMovesItsShardWithTheWeights) {
+  const Dag weights = generate(4);
+  const Dag state = generate(4, 12);
+  const Bytes params = 3 * 1024 * 512;
+  const Coflow& c = state.coflows()[state.find("j0.i0.L1.swap.s0.ep0.1")->index];
+  for (const Flow& f : state.flows_of(c)) EXPECT_EQ(f.bytes, params * 2 + params * 12 / 2);
+  EXPECT_EQ(state.total_bytes() - weights.total_bytes(), 2 * 2 * params * 12 / 2);
+  EXPECT_EQ(swaps(state), swaps(weights));
+  JobSpec alone = job_;
+  alone.overlap.expert_swap = ExpertSwap::kNone;
+  EXPECT_TRUE(test::Has(test::error_of([&] { check_overlap(alone, "job j: "); }),
+                        "job j: moe.expert_swap_state_bytes (12) needs expert_swap = \"per-step\""));
 }
 
 TEST_F(ExpertSwaps, OnlyInsideAServerAndOnlyWhenTheLargerLoadDrops) {
