@@ -136,5 +136,25 @@ TEST(JobFile, ABadScheduleIsOneLineNamingTheKey) {
                 ": schedule.grad_reduce_dtype_bytes must be 1 to 8 (2: bf16, 4: fp32)");
 }
 
+// A run config's [job] overrides the job file, the model's depth and mask included.
+TEST(JobFile, RunConfigJobTableOverridesIt) {
+  JobSpec spec;
+  {
+    const JobFile job(std::string(kModel) + "[parallelism]\ncp = 2\n");
+    spec = read_job_file(job.path());
+  }
+  const JobFile run("[job]\nlayers = 2\ncausal = true\ncp_overlap = false\ntp = 2\n");
+  config::ConfigFile config(run.path());
+  apply_job_overrides(config, "job", spec);
+  EXPECT_EQ(spec.model.layers, 2u);
+  EXPECT_TRUE(spec.model.causal);
+  EXPECT_FALSE(spec.parallel.cp_overlap);
+  EXPECT_EQ(spec.parallel.tp, 2u);
+  EXPECT_EQ(spec.parallel.cp, 2u);
+  std::ofstream(run.path()) << "[job]\nlayers = -1\n";
+  config::ConfigFile bad_config(run.path());
+  EXPECT_TRUE(Has(error_of([&] { apply_job_overrides(bad_config, "job", spec); }), "job.layers"));
+}
+
 }  // namespace
 }  // namespace shoal::work
