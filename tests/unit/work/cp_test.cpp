@@ -22,16 +22,6 @@ using namespace test_jobs;
 using test::error_of;
 using test::Has;
 
-/// A dense model with GQA: hidden 768, 12 heads of 64, 6 KV heads, 2 layers.
-JobSpec gqa_dense() {
-  JobSpec j;
-  j.file = "gqa";
-  j.model = {"gqa", 2, 768, 12, 6, 1024, 100, 768, true, 2, 0, 0, 0, 0, 0};
-  j.parallel.micro_batches = 1;
-  j.parallel.micro_batch_tokens = 768;
-  return j;
-}
-
 /// A temporary file (removed at the end).
 class TempFile {
  public:

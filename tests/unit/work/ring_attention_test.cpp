@@ -16,13 +16,9 @@ namespace {
 
 using namespace test_jobs;
 
-/// A dense model with GQA: hidden 768, 12 heads of 64, 6 KV heads, 2 layers.
-JobSpec gqa_dense(bool overlap) {
-  JobSpec j;
-  j.file = "gqa";
-  j.model = {"gqa", 2, 768, 12, 6, 1024, 100, 768, true, 2, 0, 0, 0, 0, 0};
-  j.parallel.micro_batches = 1;
-  j.parallel.micro_batch_tokens = 768;
+/// gqa_dense on a CP ring of 3.
+JobSpec gqa_ring(bool overlap) {
+  JobSpec j = gqa_dense();
   j.parallel.cp = 3;
   j.parallel.cp_overlap = overlap;
   return j;
@@ -42,7 +38,7 @@ TEST(RingAttention, BytesExactlyOnThreeRanksInBothForms) {
   const Bytes block = 256 * 6 * 64 * 2 * 2;  // 768 / 3 tokens x 6 KV heads x 64 x (K, V) x 2 bytes
   for (const bool overlap : {true, false}) {
     SCOPED_TRACE(overlap ? "overlapped" : "blocking");
-    JobSpec job = gqa_dense(overlap);
+    JobSpec job = gqa_ring(overlap);
     const Dag dag = generate(job, 6);  // tp 1 x cp 3 x pp 1 x dp 2
     ASSERT_EQ(job.parallel.dp, 2u);
     EXPECT_EQ(cp_block_bytes(job), block);
@@ -84,7 +80,7 @@ TEST(RingAttention, BytesExactlyOnThreeRanksInBothForms) {
 // the blocking form's one task; each step waits for its GPU's step before
 // and for the exchange that brought its block.
 TEST(RingAttention, StepsSplitTheAttentionToThePicosecond) {
-  JobSpec overlapped = gqa_dense(true), blocking = gqa_dense(false);
+  JobSpec overlapped = gqa_ring(true), blocking = gqa_ring(false);
   const Dag steps = generate(overlapped, 6), whole = generate(blocking, 6);
   EXPECT_EQ(steps.tasks().size(),
             whole.tasks().size() + 2 * 2 * 2 * 6);  // 2 more per layer, pass, GPU

@@ -82,6 +82,17 @@ inline JobSpec tiny_dense(std::uint32_t micro_batches) {
   return j;
 }
 
+/// A dense model with GQA: hidden 768, 12 heads of 64, 6 KV heads, 2 layers,
+/// one micro-batch of 768 tokens.
+inline JobSpec gqa_dense() {
+  JobSpec j;
+  j.file = "gqa";
+  j.model = {"gqa", 2, 768, 12, 6, 1024, 100, 768, true, 2, 0, 0, 0, 0, 0};
+  j.parallel.micro_batches = 1;
+  j.parallel.micro_batch_tokens = 768;
+  return j;
+}
+
 /// Two GPUs (one per server) on one switch.
 inline topo::Fabric two_gpu_fabric(BitsPerSecond rate, Time latency) {
   topo::FabricSpec spec;
