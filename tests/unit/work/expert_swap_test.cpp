@@ -134,8 +134,9 @@ TEST_F(ExpertSwaps, OptimizerStateMovesItsShardWithTheWeights) {
   EXPECT_EQ(swaps(state), swaps(weights));
   JobSpec alone = job_;
   alone.overlap.expert_swap = ExpertSwap::kNone;
-  EXPECT_TRUE(test::Has(test::error_of([&] { check_overlap(alone, "job j: "); }),
-                        "job j: moe.expert_swap_state_bytes (12) needs expert_swap = \"per-step\""));
+  EXPECT_TRUE(
+      test::Has(test::error_of([&] { check_overlap(alone, "job j: "); }),
+                "job j: moe.expert_swap_state_bytes (12) needs expert_swap = \"per-step\""));
 }
 
 TEST_F(ExpertSwaps, OnlyInsideAServerAndOnlyWhenTheLargerLoadDrops) {
