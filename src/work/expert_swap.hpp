@@ -42,9 +42,8 @@ class ExpertSwapper {
     return member_of_[layer];
   }
   /// Bytes one GPU sends for one swapped expert: its parameters
-  /// (ffn_matrices x hidden x expert_ffn) in the model's dtype.
-  /// One expert's move from one GPU to another: its weights, and this GPU's
-  /// shard of its optimizer state (of `expert_dp` shards).
+  /// (ffn_matrices x hidden x expert_ffn) in the model's dtype, and the GPU's
+  /// shard of their optimizer state (one of `expert_dp` shards).
   static Bytes swap_bytes(const JobSpec& job, std::uint32_t expert_dp) {
     const std::uint64_t params = job.model.expert_params();
     return static_cast<Bytes>(params * job.model.dtype_bytes +
