@@ -83,6 +83,8 @@ class TrainingBuilder {
   TaskLabels task_labels(TaskKind kind, std::uint32_t mb, std::uint32_t layer) const {
     return {kind, job_.id, iteration_, mb, layer + 1};
   }
+  /// The start of a layer's coflow names in one micro-batch and pass: "…mB.L<layer>.f" or ".b".
+  std::string pass_tag(std::uint32_t mb, std::uint32_t layer, bool forward) const;
   std::string task_name(std::uint32_t r, bool forward, std::uint32_t mb, std::uint32_t layer,
                         char part) const;
   std::string optimizer_name(std::uint32_t r, std::uint32_t it) const;

@@ -96,8 +96,7 @@ void TrainingBuilder::context_ring(std::uint32_t s, std::uint32_t mb, std::uint3
   // CP - 1 times and their gradients CP - 1 times, all before the attention.
   const Bytes block = kv_block(m_, p_.micro_batch_tokens, p_.tp);
   const Bytes bytes = (forward ? 1 : 2) * (cp_ - 1) * block;
-  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
-                          (forward ? ".f" : ".b") + ".cp";
+  const std::string tag = pass_tag(mb, layer, forward) + ".cp";
   for (std::uint32_t t = 0; t < p_.tp; ++t) {
     for (std::uint32_t x = 0; x < p_.dp / cp_; ++x) {
       const std::vector<std::uint32_t> members = cp_ring(s, t, x, forward);
@@ -126,8 +125,7 @@ void TrainingBuilder::overlapped_ring(std::uint32_t s, std::uint32_t mb, std::ui
   // value products split evenly, the projections go with step 0.
   const Bytes block = kv_block(m_, p_.micro_batch_tokens, p_.tp);
   const std::uint32_t exchanges = forward ? cp_ - 1 : cp_;
-  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
-                          (forward ? ".f" : ".b") + ".cp";
+  const std::string tag = pass_tag(mb, layer, forward) + ".cp";
   const CoflowLabels l = labels(CoflowType::kCp, mb, layer, s);
   for (std::uint32_t t = 0; t < p_.tp; ++t) {
     for (std::uint32_t x = 0; x < p_.dp / cp_; ++x) {
@@ -155,11 +153,9 @@ void TrainingBuilder::overlapped_ring(std::uint32_t s, std::uint32_t mb, std::ui
         if (k < exchanges) {
           // Backward: K and V only in the first exchange, dK and dV only in the last.
           const Bytes bytes = (forward || k == 0 || k + 1 == cp_) ? block : 2 * block;
-          std::vector<std::string> after = std::move(exchange_after);
-          if (k > 0) {
-            after = {previous_exchange};
-            if (!forward) after.insert(after.end(), steps.begin(), steps.end());
-          }
+          std::vector<std::string> after =
+              k == 0 ? std::move(exchange_after) : std::vector<std::string>{previous_exchange};
+          if (k > 0 && !forward) after.insert(after.end(), steps.begin(), steps.end());
           exchange = ring + std::to_string(k);
           ring_coflow(exchange, members, bytes, l, std::move(after));
         }
@@ -191,8 +187,7 @@ void TrainingBuilder::ulysses(std::uint32_t s, std::uint32_t mb, std::uint32_t l
   // its output back after; backward the other way round (the output's
   // gradient first, then Q's, K's and V's).
   const Bytes pair = ulysses_pair(m_, p_.micro_batch_tokens, p_.tp, before == forward);
-  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
-                          (forward ? ".f" : ".b") + ".sp";
+  const std::string tag = pass_tag(mb, layer, forward) + ".sp";
   for (std::uint32_t d = 0; d < p_.dp; ++d) {
     flows_.clear();
     std::vector<std::string> after;

@@ -97,6 +97,11 @@ std::string TrainingBuilder::task_name(std::uint32_t r, bool forward, std::uint3
          ".L" + std::to_string(layer + 1) + "." + part;
 }
 
+std::string TrainingBuilder::pass_tag(std::uint32_t mb, std::uint32_t layer, bool forward) const {
+  return prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
+         (forward ? ".f" : ".b");
+}
+
 std::string TrainingBuilder::optimizer_name(std::uint32_t r, std::uint32_t it) const {
   return "j" + std::to_string(job_.id) + ".i" + std::to_string(it) + ".g" + std::to_string(gpu(r)) +
          ".opt";
@@ -199,8 +204,7 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
   const double factor = forward ? 1.0 : job_.gpu.backward_factor * backward_share_;
   const TaskKind kind = forward ? TaskKind::kForward : TaskKind::kBackward;
   const bool all_to_all = moe && p_.ep > 1;
-  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
-                          (forward ? ".f" : ".b");
+  const std::string tag = pass_tag(mb, layer, forward);
   if (all_to_all && job_.overlap.mode == Overlap::kChunked && job_.overlap.chunks > 1) {
     chunked_ffn(s, mb, layer, forward);
     return;
@@ -254,8 +258,7 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
 void TrainingBuilder::tensor_parallel(std::uint32_t s, std::uint32_t mb, std::uint32_t layer,
                                       bool forward) {
   if (p_.tp < 2) return;
-  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
-                          (forward ? ".f" : ".b") + ".tp";
+  const std::string tag = pass_tag(mb, layer, forward) + ".tp";
   for (std::uint32_t d = 0; d < p_.dp; ++d) {
     const std::uint32_t ep = d % p_.ep, e = d / p_.ep;
     const std::vector<std::uint32_t> members = tp_group(s, ep, e);

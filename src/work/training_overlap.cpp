@@ -63,8 +63,7 @@ void TrainingBuilder::chunked_ffn(std::uint32_t s, std::uint32_t mb, std::uint32
   const std::uint32_t k = job_.overlap.chunks;
   const double factor = forward ? 1.0 : job_.gpu.backward_factor * backward_share_;
   const TaskKind kind = forward ? TaskKind::kForward : TaskKind::kBackward;
-  const std::string tag = prefix_ + "m" + std::to_string(mb) + ".L" + std::to_string(layer + 1) +
-                          (forward ? ".f" : ".b");
+  const std::string tag = pass_tag(mb, layer, forward);
   const CoflowLabels l = labels(CoflowType::kEp, mb, layer, s);
   auto coflow_name = [&](std::uint32_t tp, std::uint32_t e, std::uint32_t c, bool to) {
     return tag + ".ep" + group_id(tp, e) + ".c" + std::to_string(c) + (to ? ".to" : ".back");
