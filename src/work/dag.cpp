@@ -112,12 +112,21 @@ void Dag::resolve() {
     }
     return refs;
   };
-  for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
-    tasks_[i].after = resolve_list({NodeRef::Kind::kTask, i}, task_after_names_[i]);
+  // Only the nodes added since the last call still hold their names.
+  const auto first_task = static_cast<std::uint32_t>(tasks_.size() - task_after_names_.size());
+  for (std::uint32_t i = first_task; i < tasks_.size(); ++i) {
+    tasks_[i].after = resolve_list({NodeRef::Kind::kTask, i}, task_after_names_[i - first_task]);
   }
-  for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
-    coflows_[i].after = resolve_list({NodeRef::Kind::kCoflow, i}, coflow_after_names_[i]);
+  const auto first_coflow =
+      static_cast<std::uint32_t>(coflows_.size() - coflow_after_names_.size());
+  for (std::uint32_t i = first_coflow; i < coflows_.size(); ++i) {
+    coflows_[i].after =
+        resolve_list({NodeRef::Kind::kCoflow, i}, coflow_after_names_[i - first_coflow]);
   }
+  // The names are not needed again (a task's are a few dozen bytes, held for
+  // the whole run before).
+  std::vector<std::vector<std::string>>().swap(task_after_names_);
+  std::vector<std::vector<std::string>>().swap(coflow_after_names_);
   resolved_ = true;
 }
 

@@ -113,7 +113,8 @@ class Dag {
   using GrowthCheck = std::function<void(const Dag&, std::uint64_t growing)>;
   void set_growth_check(GrowthCheck check) { growth_check_ = std::move(check); }
 
-  /// Turns dependency names into references; an Error names an unknown one.
+  /// Turns dependency names into references (of the nodes added since the
+  /// last call); an Error names an unknown one. Then frees the names.
   void resolve();
 
   /// Checks the rules above against a fabric of `gpu_count` GPUs: GPU ids in
@@ -141,6 +142,7 @@ class Dag {
   std::vector<Coflow> coflows_;
   std::vector<Flow> flows_;
   std::unordered_map<std::string, NodeRef> names_;
+  // The dependency names of the nodes added since the last resolve(), in order.
   std::vector<std::vector<std::string>> task_after_names_;
   std::vector<std::vector<std::string>> coflow_after_names_;
   bool resolved_ = false;

@@ -191,6 +191,24 @@ TEST(Dag, FindAndName) {
   EXPECT_EQ(dag.name({Kind::kCoflow, 0}), "c");
 }
 
+// A DAG can grow after resolve(): the next call resolves the nodes added since
+// (whose names may point at earlier ones), and the earlier nodes keep theirs.
+TEST(Dag, ResolveTakesTheNodesAddedSince) {
+  Dag dag;
+  dag.add_task("a", 1, 1, {});
+  add_coflow(dag, "c", {{0, 1, 10}, {1, 0, 10}, {0, 2, 10}});
+  dag.add_task("b", 1, 1, {"c", "a"});
+  dag.resolve();
+  EXPECT_EQ(dag.tasks()[1].after, (std::vector<NodeRef>{{Kind::kCoflow, 0}, {Kind::kTask, 0}}));
+  dag.add_task("d", 1, 1, {"b"});
+  add_coflow(dag, "e", {{1, 2, 10}}, {"d"});
+  dag.resolve();
+  EXPECT_EQ(dag.tasks()[1].after, (std::vector<NodeRef>{{Kind::kCoflow, 0}, {Kind::kTask, 0}}));
+  EXPECT_EQ(dag.tasks()[2].after, (std::vector<NodeRef>{{Kind::kTask, 1}}));
+  EXPECT_EQ(dag.coflows()[1].after, (std::vector<NodeRef>{{Kind::kTask, 2}}));
+  dag.validate(3);
+}
+
 TEST(Dag, GpusUsedCountsTasksSourcesAndDestinations) {
   {
     Dag dag;
