@@ -15,9 +15,15 @@ Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const NetworkOptions&
       ports_(ports),
       port_flows_(fabric.link_count()),
       flow_class_(std::move(priorities.cls)),
-      flow_key_(std::move(priorities.key)),
-      to_send_(dag.flows().size(), 0) {
+      flow_key_(std::move(priorities.key)) {
+  if (options.instant) {
+    // The instant network cuts no cells: nothing is kept per flow.
+    std::vector<std::uint8_t>().swap(flow_class_);
+    std::vector<std::uint32_t>().swap(flow_key_);
+    return;
+  }
   const std::size_t flows = dag.flows().size();
+  to_send_.assign(flows, 0);
   if (flow_class_.empty()) flow_class_.assign(flows, 0);
   if (flow_key_.empty()) flow_key_.assign(flows, 0);
   if (flow_class_.size() != flows || flow_key_.size() != flows) {
@@ -166,8 +172,10 @@ bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator&
   return true;
 }
 
-std::uint64_t Nic::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag) {
-  return dag.flows().size() * kBytesPerFlow + fabric.link_count() * sizeof(PortFlows) +
+std::uint64_t Nic::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                  const NetworkOptions& options) {
+  const std::uint64_t per_flow = options.instant ? 0 : kBytesPerFlow;
+  return dag.flows().size() * per_flow + fabric.link_count() * sizeof(PortFlows) +
          std::uint64_t{fabric.gpu_count()} * (core::kStreams - 1) * sizeof(Burst);
 }
 

@@ -20,11 +20,12 @@ std::uint32_t Ports::lane_hops(const topo::Fabric& fabric, const NetworkOptions&
                                std::span<const LinkPerturbation> perturbations) {
   // A flow's cells that are h links into their path wait at one port and
   // class only where routes never change: ECMP (not spraying), no link that
-  // fails, no starvation guard (a promoted flow's cells change class).
+  // fails, no starvation guard (a promoted flow's cells change class); the
+  // instant network queues no cells at all.
   const bool failures = std::any_of(perturbations.begin(), perturbations.end(),
                                     [](const LinkPerturbation& p) { return p.fail; });
   const std::uint32_t hops = fabric.longest_route();
-  if (!options.lanes_by_hop || !options.switch_round_robin ||
+  if (options.instant || !options.lanes_by_hop || !options.switch_round_robin ||
       options.load_balancing != LoadBalancing::kEcmp || failures ||
       options.starvation_after != kTimeInfinity || hops > kMaxHops) {
     return 0;

@@ -177,10 +177,11 @@ class Nic {
   }
   void prefetch_port(topo::LinkId link) const { core::prefetch(&port_flows_[link]); }
 
-  /// Bytes the Nic takes per flow, per link and per GPU.
+  /// Bytes the Nic takes per flow (none for the instant network), per link and per GPU.
   static constexpr std::uint64_t kBytesPerFlow =
       sizeof(Bytes) + sizeof(Time) + sizeof(std::uint32_t) + 1;
-  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag);
+  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                      const NetworkOptions& options);
 
  private:
   /// A NIC port's own flows, and how many transmissions it has numbered.
