@@ -77,10 +77,20 @@ std::string gib(std::uint64_t bytes) { return format_bytes_short(static_cast<Byt
 
 }  // namespace
 
+exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
+  exec::RecorderOptions recording;
+  recording.flow_starts = false;
+  recording.flow_ends = false;  // the reports and the output file need coflows only
+  recording.compute_rows = record;
+  recording.flow_rows = record && setup.output_flows;
+  return recording;
+}
+
 std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record) {
   net::NetworkOptions options = setup.network;
   options.record = record;
-  return exec::Model::estimate_bytes(*setup.fabric, setup.dag, options);
+  return exec::Model::estimate_bytes(*setup.fabric, setup.dag, options,
+                                     recording_for(setup, record));
 }
 
 namespace {
@@ -138,7 +148,10 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
 void check_pilot_memory(const RunSetup& setup) {
   net::NetworkOptions instant = setup.network;
   instant.instant = true;
-  const std::uint64_t more = exec::Model::estimate_bytes(*setup.fabric, setup.dag, instant);
+  exec::RecorderOptions recording;
+  recording.flow_ends = false;  // as exec::pilot_load runs it
+  const std::uint64_t more =
+      exec::Model::estimate_bytes(*setup.fabric, setup.dag, instant, recording);
   const std::uint64_t now = resident_bytes();
   const std::string what = "memory: the weighted partition's pilot run needs about " +
                            gib(now + more) + " per rank (" + gib(now) +

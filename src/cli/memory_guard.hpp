@@ -8,8 +8,13 @@
 #include <functional>
 
 #include "run_config.hpp"
+#include "shoal/exec/recorder.hpp"
 
 namespace shoal::cli {
+
+/// What a run's recorder keeps: coflow times, and with an output file
+/// (`record`) its compute rows and, when [output] flows, its flow rows.
+exec::RecorderOptions recording_for(const RunSetup& setup, bool record);
 
 /// Bytes the network, the engine and the output buffers of one rank will add
 /// to what read_config already allocated (the fabric and the DAG, which every

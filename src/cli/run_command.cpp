@@ -61,8 +61,7 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
         s.windows, 100.0 * s.balance, s.remote_events, s.remote_percent(),
         100.0 * s.sync_share_mean, 100.0 * s.sync_share_max, 100.0 * s.wait_share_mean);
   }
-  std::size_t unfinished = 0;
-  for (const Time t : r.flow_end) unfinished += t < 0;
+  const std::uint64_t unfinished = exec::unfinished_flows(dag, r);
 
   std::ostringstream csv;
   if (!output.empty()) {
@@ -351,7 +350,8 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       options.check = options.check || args.check;
       model = std::make_unique<exec::Model>(
           *setup.fabric, setup.dag, *sim, options, setup.perturbations,
-          net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls));
+          net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls),
+          recording_for(setup, hdf5));
       if (h5) h5->attach(*model);
       model->initialize();
     });

@@ -1,6 +1,5 @@
 #include "shoal/exec/dependency_tracker.hpp"
 
-#include <algorithm>
 #include <map>
 
 namespace shoal::exec {
@@ -93,13 +92,8 @@ void DependencyTracker::task_done(TaskId task, Ready& out) {
   done_at({NodeRef::Kind::kTask, task}, dag_.tasks()[task].gpu, out);
 }
 
-void DependencyTracker::flow_done_at(GpuId g, FlowId flow, Ready& out) {
-  // The flow's coflow: the one whose flow range holds it.
-  const auto& coflows = dag_.coflows();
-  const auto it = std::upper_bound(coflows.begin(), coflows.end(), flow,
-                                   [](FlowId f, const Coflow& c) { return f < c.first_flow; });
-  const auto c = static_cast<std::uint32_t>(it - coflows.begin() - 1);
-  const NodeRef node{NodeRef::Kind::kCoflow, c};
+void DependencyTracker::flow_done_at(GpuId g, work::CoflowId coflow, Ready& out) {
+  const NodeRef node{NodeRef::Kind::kCoflow, coflow};
   if (--coflow_left_.at(key(node, g)) == 0) done_at(node, g, out);
 }
 

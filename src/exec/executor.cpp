@@ -86,22 +86,25 @@ void Executor::start_compute(GpuId g, core::Simulator& sim) {
 }
 
 void Executor::start_group(SenderGroupId group, core::Simulator& sim, net::Network& network) {
-  for (const work::FlowId f : tracker_.group(group).flows) {
-    recorder_.flow_started(f, sim.now());
+  const SenderGroup& g = tracker_.group(group);
+  for (const work::FlowId f : g.flows) {
+    recorder_.flow_started(f, g.coflow, sim.now());
     network.start_flow(f, sim);
   }
 }
 
 void Executor::flow_received(work::FlowId flow, core::Simulator& sim, net::Network& network) {
-  recorder_.flow_ended(flow, sim.now());
-  tracker_.flow_done_at(dag_.flows()[flow].dst, flow, ready_);
+  const work::CoflowId coflow = dag_.coflow_of(flow);
+  recorder_.flow_ended(flow, coflow, sim.now());
+  tracker_.flow_done_at(dag_.flows()[flow].dst, coflow, ready_);
   start_ready(sim, network, true);
 }
 
 void Executor::flow_acknowledged(work::FlowId flow, Time received_at, core::Simulator& sim,
                                  net::Network& network) {
-  recorder_.flow_acknowledged(flow, received_at);
-  tracker_.flow_done_at(dag_.flows()[flow].src, flow, ready_);
+  const work::CoflowId coflow = dag_.coflow_of(flow);
+  recorder_.flow_acknowledged(flow, coflow, received_at);
+  tracker_.flow_done_at(dag_.flows()[flow].src, coflow, ready_);
   start_ready(sim, network, true);
 }
 

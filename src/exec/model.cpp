@@ -4,23 +4,24 @@
 #include <string>
 
 #include "shoal/core/error.hpp"
+#include "shoal/exec/outcomes.hpp"
 
 namespace shoal::exec {
 
 Model::Model(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
              const net::NetworkOptions& options, const Perturbations& perturbations,
-             net::FlowPriorities priorities)
+             net::FlowPriorities priorities, const RecorderOptions& recording)
     : sim_(sim),
       check_(options.check),
-      recorder_(fabric, dag, sim, options.record),
+      recorder_(fabric, dag, sim, recording),
       executor_(fabric, dag, sim, perturbations.gpus, recorder_),
       network_(fabric, dag, sim, options, perturbations.links, std::move(priorities), *this) {}
 
 std::uint64_t Model::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                    const net::NetworkOptions& options) {
+                                    const net::NetworkOptions& options,
+                                    const RecorderOptions& recording) {
   return net::Network::estimate_bytes(fabric, dag, options) +
-         Executor::estimate_bytes(fabric, dag) +
-         Recorder::estimate_bytes(fabric, dag, options.record);
+         Executor::estimate_bytes(fabric, dag) + Recorder::estimate_bytes(fabric, dag, recording);
 }
 
 void Model::initialize() {
@@ -29,8 +30,7 @@ void Model::initialize() {
 }
 
 void Model::check_outcome(const work::Dag& dag, const RunResults& r, Time end_time) {
-  const bool complete =
-      std::all_of(r.flow_end.begin(), r.flow_end.end(), [](Time t) { return t >= 0; });
+  const bool complete = unfinished_flows(dag, r) == 0;
   if (end_time == kTimeInfinity && !complete) {
     throw Error("the run ended with flows unfinished and no end time: a deadlock");
   }

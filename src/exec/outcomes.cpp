@@ -7,13 +7,10 @@ namespace shoal::exec {
 CoflowOutcome coflow_outcome(const work::Dag& dag, const RunResults& r, work::CoflowId coflow) {
   const work::Coflow& c = dag.coflows()[coflow];
   CoflowOutcome o;
-  for (std::uint32_t i = 0; i < c.flow_count; ++i) {
-    const std::uint32_t f = c.first_flow + i;
-    o.start = std::min(o.start, r.flow_start[f]);
-    o.end = std::max(o.end, r.flow_end[f]);
-    o.done = o.done && r.flow_end[f] >= 0;
-    o.bytes += dag.flows()[f].bytes;
-  }
+  o.start = r.coflow_start[coflow];
+  o.end = std::max<Time>(0, r.coflow_end[coflow]);
+  o.done = r.coflow_flows_ended[coflow] == c.flow_count;
+  for (const work::Flow& f : dag.flows_of(c)) o.bytes += f.bytes;
   return o;
 }
 
@@ -29,13 +26,11 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
     t.end[l.iteration] = std::max(t.end[l.iteration], r.task_end[i]);
     if (r.task_end[i] < 0) unfinished[l.iteration] = true;
   }
-  for (const work::Coflow& c : dag.coflows()) {
-    if (c.labels.job != job.id || c.labels.iteration >= n) continue;
-    for (std::uint32_t i = 0; i < c.flow_count; ++i) {
-      const Time end = r.flow_end[c.first_flow + i];
-      t.end[c.labels.iteration] = std::max(t.end[c.labels.iteration], end);
-      if (end < 0) unfinished[c.labels.iteration] = true;
-    }
+  for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
+    const work::CoflowLabels& l = dag.coflows()[c].labels;
+    if (l.job != job.id || l.iteration >= n) continue;
+    t.end[l.iteration] = std::max(t.end[l.iteration], r.coflow_end[c]);
+    if (r.coflow_flows_ended[c] != dag.coflows()[c].flow_count) unfinished[l.iteration] = true;
   }
   for (std::uint32_t i = 0; i < n; ++i) {
     if (t.start[i] == kTimeInfinity) t.start[i] = -1;
@@ -47,13 +42,26 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
 Time phase_end(const RunResults& r) {
   Time end = 0;
   for (const Time t : r.task_end) end = std::max(end, t);
-  for (const Time t : r.flow_end) end = std::max(end, t);
+  for (const Time t : r.coflow_end) end = std::max(end, t);
   return end;
+}
+
+Time last_byte(const RunResults& r) {
+  Time end = -1;
+  for (const Time t : r.coflow_end) end = std::max(end, t);
+  return end;
+}
+
+std::uint64_t unfinished_flows(const work::Dag& dag, const RunResults& r) {
+  std::uint64_t left = 0;
+  for (std::uint32_t c = 0; c < dag.coflows().size(); ++c)
+    left += dag.coflows()[c].flow_count - r.coflow_flows_ended[c];
+  return left;
 }
 
 Time milestone_time(const work::Dag& dag, const RunResults& r, const std::string& at) {
   if (at == "phase-end") return phase_end(r);
-  if (at == "last-byte") return *std::max_element(r.flow_end.begin(), r.flow_end.end());
+  if (at == "last-byte") return last_byte(r);
   const auto dot = at.rfind('.');
   const bool start = at.substr(dot + 1) == "start";
   const work::NodeRef node = *dag.find(at.substr(0, dot));

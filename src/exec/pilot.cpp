@@ -22,7 +22,9 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   instant.record = false;
   instant.link_util_bin = 0;
   core::Simulator sim(self, fabric.layout(), one_rank, engine);
-  Model model(fabric, dag, sim, instant, perturbations);
+  RecorderOptions recording;
+  recording.flow_ends = false;  // the load is placed by each flow's start
+  Model model(fabric, dag, sim, instant, perturbations, {}, recording);
   model.initialize();
   const core::RunSummary summary = sim.run(model);
   const RunResults results = model.results(self);

@@ -6,13 +6,14 @@
 namespace shoal::exec {
 
 Recorder::Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim,
-                   bool rows)
+                   const RecorderOptions& options)
     : fabric_(fabric),
       dag_(dag),
       sim_(sim),
-      rows_(rows),
-      flow_start_(dag.flows().size(), kTimeInfinity),
-      flow_end_(dag.flows().size(), -1),
+      options_(options),
+      coflow_start_(dag.coflows().size(), kTimeInfinity),
+      coflow_end_(dag.coflows().size(), -1),
+      coflow_flows_ended_(dag.coflows().size(), 0),
       task_start_(dag.tasks().size(), kTimeInfinity),
       task_end_(dag.tasks().size(), -1),
       gpu_busy_(fabric.gpu_count(), 0),
@@ -20,22 +21,19 @@ Recorder::Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core:
   for (const work::ComputeTask& t : dag.tasks())
     iterations_ = std::max(iterations_, t.labels.iteration + 1);
   gpu_iteration_wait_.assign(std::size_t{fabric.gpu_count()} * iterations_, 0);
-  if (rows) {
-    flow_coflow_.resize(dag.flows().size());
-    for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
-      const work::Coflow& coflow = dag.coflows()[c];
-      std::fill_n(flow_coflow_.begin() + coflow.first_flow, coflow.flow_count, c);
-    }
-    flow_recorded_.assign(dag.flows().size(), 0);
-    task_recorded_.assign(dag.tasks().size(), 0);
+  if (options.flow_starts || options.flow_rows) {
+    flow_start_.assign(dag.flows().size(), kTimeInfinity);
   }
+  if (options.flow_ends) flow_end_.assign(dag.flows().size(), -1);
+  if (options.flow_rows) flow_recorded_.assign(dag.flows().size(), 0);
+  if (options.compute_rows) task_recorded_.assign(dag.tasks().size(), 0);
 }
 
 void Recorder::task_ended(work::TaskId task, Time now) {
   if (task_end_[task] >= 0) [[unlikely]]
     invariant_violated(now, "task " + std::to_string(task) + " ended twice");
   task_end_[task] = now;
-  if (!rows_) return;
+  if (!options_.compute_rows) return;
   const work::ComputeTask& t = dag_.tasks()[task];
   const work::TaskLabels& l = t.labels;
   compute_records_.push_back({task, t.gpu, l.job, l.iteration, l.micro_batch, l.layer,
@@ -44,13 +42,18 @@ void Recorder::task_ended(work::TaskId task, Time now) {
 }
 
 void Recorder::record_unfinished() {
-  if (!rows_) return;
-  for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
-    const work::Flow& flow = dag_.flows()[f];
-    if (flow_recorded_[f] != 0 || !sim_.owns(fabric_.gpu_node(flow.src))) continue;
-    const Time start = flow_start_[f] == kTimeInfinity ? -1 : flow_start_[f];
-    flow_records_.push_back({f, flow_coflow_[f], flow.src, flow.dst, flow.bytes, start, -1});
+  if (options_.flow_rows) {
+    for (std::uint32_t c = 0; c < dag_.coflows().size(); ++c) {
+      const work::Coflow& coflow = dag_.coflows()[c];
+      for (std::uint32_t f = coflow.first_flow; f < coflow.first_flow + coflow.flow_count; ++f) {
+        const work::Flow& flow = dag_.flows()[f];
+        if (flow_recorded_[f] != 0 || !sim_.owns(fabric_.gpu_node(flow.src))) continue;
+        const Time start = flow_start_[f] == kTimeInfinity ? -1 : flow_start_[f];
+        flow_records_.push_back({f, c, flow.src, flow.dst, flow.bytes, start, -1});
+      }
+    }
   }
+  if (!options_.compute_rows) return;
   for (std::uint32_t t = 0; t < dag_.tasks().size(); ++t) {
     const work::ComputeTask& task = dag_.tasks()[t];
     if (task_recorded_[t] != 0 || !sim_.owns(fabric_.gpu_node(task.gpu))) continue;
@@ -71,8 +74,12 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
       comm.max_to_root(mine, out);
     }
   };
-  gather(flow_start_, true, r.flow_start);
-  gather(flow_end_, false, r.flow_end);
+  if (options_.flow_starts) gather(flow_start_, true, r.flow_start);
+  if (options_.flow_ends) gather(flow_end_, false, r.flow_end);
+  gather(coflow_start_, true, r.coflow_start);
+  gather(coflow_end_, false, r.coflow_end);
+  r.coflow_flows_ended.assign(comm.rank() == 0 ? coflow_flows_ended_.size() : 0, 0);
+  comm.sum_to_root(coflow_flows_ended_, r.coflow_flows_ended);
   gather(task_start_, true, r.task_start);
   gather(task_end_, false, r.task_end);
   // Each GPU's figures are non-zero on its rank only.
@@ -130,19 +137,20 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
 }
 
 std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                       bool rows) {
-  std::uint64_t per_flow = 2 * sizeof(Time);
+                                       const RecorderOptions& options) {
+  // Kept, and gathered.
+  std::uint64_t per_flow = 2 * sizeof(Time) * (int{options.flow_starts} + int{options.flow_ends});
   std::uint64_t per_task = 2 * sizeof(Time) + 16;  // with the tracker's share
-  if (rows) {
-    // Rows wait for the flush (on one rank, until the end), HDF5 converts and
-    // compresses them in buffers of its own, and rank 0 gathers every flow's
-    // and task's times for the tables written at the end: measured on the
-    // 1,024-GPU Qwen job at one rank, 471 MB for 1.5 M flows (docs/reliability.md).
+  if (options.flow_rows) {
+    // Rows wait for the flush (on one rank, until the end) and HDF5 converts
+    // and compresses them in buffers of its own: measured on the 1,024-GPU
+    // Qwen job at one rank, 471 MB for 1.5 M flows (docs/reliability.md).
     per_flow += 320;
-    per_task += 160;
   }
-  return dag.flows().size() * per_flow + dag.tasks().size() * per_task +
-         std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);
+  if (options.compute_rows) per_task += 160;
+  const std::uint64_t per_coflow = 2 * 2 * sizeof(Time) + 2 * sizeof(std::uint64_t);
+  return dag.flows().size() * per_flow + dag.coflows().size() * per_coflow +
+         dag.tasks().size() * per_task + std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);
 }
 
 }  // namespace shoal::exec

@@ -32,9 +32,12 @@ struct OneRank {
         sched::coflow_priorities(setup.dag, *setup.fabric, setup.policies.front());
     net::NetworkOptions options = setup.network;
     options.record = false;
+    RecorderOptions recording;
+    recording.flow_starts = false;
+    recording.flow_ends = false;  // only events are counted
     model = std::make_unique<Model>(
         *setup.fabric, setup.dag, sim, options, setup.perturbations,
-        net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls));
+        net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls), recording);
     model->initialize();
   }
   core::Partition partition;

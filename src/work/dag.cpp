@@ -130,6 +130,12 @@ void Dag::resolve() {
   resolved_ = true;
 }
 
+CoflowId Dag::coflow_of(FlowId flow) const {
+  const auto it = std::upper_bound(coflows_.begin(), coflows_.end(), flow,
+                                   [](FlowId f, const Coflow& c) { return f < c.first_flow; });
+  return CoflowId{static_cast<std::uint32_t>(it - coflows_.begin() - 1)};
+}
+
 GpuId Dag::gpus_used() const {
   GpuId used = 0;
   for (const auto& t : tasks_) used = std::max(used, t.gpu + 1);

@@ -25,7 +25,8 @@ struct Case {
 };
 
 test::OneRankRun run(const core::Comm& comm, const Case& c, const topo::Fabric& fabric,
-                     const work::Dag& dag, bool early_credits) {
+                     const work::Dag& dag, bool early_credits,
+                     const exec::RecorderOptions& recording = {}) {
   NetworkOptions options;
   options.early_credits = early_credits;
   options.check = true;  // queues and credits recounted every batch
@@ -33,7 +34,8 @@ test::OneRankRun run(const core::Comm& comm, const Case& c, const topo::Fabric& 
   sched::parse_policy_name("hermod", policy);
   policy.classes = 2;
   return test::run_on(comm, c.strategy, fabric, dag, options, {},
-                      test::priorities_of(dag, fabric, policy), /*check_end_state=*/true);
+                      test::priorities_of(dag, fabric, policy), /*check_end_state=*/true,
+                      kTimeInfinity, core::EventOrder::kTime, recording);
 }
 
 void expect_same_as_serial(const Case& c) {
@@ -43,6 +45,10 @@ void expect_same_as_serial(const Case& c) {
   const test::OneRankRun serial = run(core::Comm::self(), c, fabric, dag, true);
   const test::OneRankRun early = run(world, c, fabric, dag, true);
   const test::OneRankRun events_only = run(world, c, fabric, dag, false);
+  exec::RecorderOptions by_coflow;  // as the CLI runs: no per-flow times
+  by_coflow.flow_starts = false;
+  by_coflow.flow_ends = false;
+  const test::OneRankRun coflows_only = run(world, c, fabric, dag, true, by_coflow);
   if (world.size() > 1) {
     EXPECT_GT(early.remote_events, 0) << "no event crossed ranks: the case tests nothing";
   }
@@ -60,6 +66,13 @@ void expect_same_as_serial(const Case& c) {
     EXPECT_EQ(other->results.bytes_delivered, serial.results.bytes_delivered);
     EXPECT_EQ(other->results.cell_hops, serial.results.cell_hops);
   }
+  for (const test::OneRankRun* other : {&early, &events_only, &coflows_only}) {
+    EXPECT_EQ(other->results.coflow_start, serial.results.coflow_start);
+    EXPECT_EQ(other->results.coflow_end, serial.results.coflow_end);
+    EXPECT_EQ(other->results.coflow_flows_ended, serial.results.coflow_flows_ended);
+  }
+  EXPECT_TRUE(coflows_only.results.flow_end.empty());
+  EXPECT_EQ(coflows_only.results.task_end, serial.results.task_end);
 }
 
 TEST(NetworkMpi, TopologyPartitionMatchesSerialRun) { expect_same_as_serial({"topology", 1}); }

@@ -34,21 +34,22 @@ struct OneRankRun {
 /// Runs `dag` on `fabric` on the ranks of `comm`, partitioned by `strategy`
 /// (topo::partition_fabric), to `end_time` (none: to the end); with
 /// `check_end_state`, the ports must then be empty with all their credit back
-/// (exec::Model::check_end_state).
+/// (exec::Model::check_end_state). `recording`: what the recorder keeps.
 inline OneRankRun run_on(const core::Comm& comm, std::string_view strategy,
                          const topo::Fabric& fabric, const work::Dag& dag,
                          const net::NetworkOptions& options,
                          const exec::Perturbations& perturbations = {},
                          net::FlowPriorities priorities = {}, bool check_end_state = false,
                          Time end_time = kTimeInfinity,
-                         core::EventOrder order = core::EventOrder::kTime) {
+                         core::EventOrder order = core::EventOrder::kTime,
+                         const exec::RecorderOptions& recording = {}) {
   const core::Partition partition = topo::partition_fabric(fabric, comm.size(), strategy);
   core::EngineOptions engine;
   engine.progress = false;
   engine.end_time = end_time;
   engine.order = order;
   core::Simulator sim(comm, fabric.layout(), partition, engine);
-  exec::Model model(fabric, dag, sim, options, perturbations, std::move(priorities));
+  exec::Model model(fabric, dag, sim, options, perturbations, std::move(priorities), recording);
   model.initialize();
   const core::RunSummary summary = sim.run(model);
   if (check_end_state) model.check_end_state();
@@ -81,11 +82,14 @@ inline OneRankRun run_policy(const topo::Fabric& fabric, const work::Dag& dag,
                       end_time == kTimeInfinity, end_time, order);
 }
 
-/// The same results: every flow's and task's times, the GPUs' waits, the
-/// bytes and cell-hops.
+/// The same results: every flow's, coflow's and task's times, the GPUs'
+/// waits, the bytes and cell-hops.
 inline void expect_same_results(const OneRankRun& a, const OneRankRun& b) {
   EXPECT_EQ(b.results.flow_start, a.results.flow_start);
   EXPECT_EQ(b.results.flow_end, a.results.flow_end);
+  EXPECT_EQ(b.results.coflow_start, a.results.coflow_start);
+  EXPECT_EQ(b.results.coflow_end, a.results.coflow_end);
+  EXPECT_EQ(b.results.coflow_flows_ended, a.results.coflow_flows_ended);
   EXPECT_EQ(b.results.task_start, a.results.task_start);
   EXPECT_EQ(b.results.task_end, a.results.task_end);
   EXPECT_EQ(b.results.gpu_comm_wait, a.results.gpu_comm_wait);

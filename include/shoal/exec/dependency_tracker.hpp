@@ -40,9 +40,9 @@ class DependencyTracker {
   void initial(Ready& out) const;
   /// A task finished (on its GPU).
   void task_done(work::TaskId task, Ready& out);
-  /// A flow is complete at GPU g: at its receiver on the last byte, at its
-  /// sender when the acknowledgement returns.
-  void flow_done_at(work::GpuId g, work::FlowId flow, Ready& out);
+  /// A flow of `coflow` is complete at GPU g: at its receiver on the last
+  /// byte, at its sender when the acknowledgement returns.
+  void flow_done_at(work::GpuId g, work::CoflowId coflow, Ready& out);
 
   const SenderGroup& group(SenderGroupId g) const { return groups_[g]; }
   std::size_t group_count() const { return groups_.size(); }

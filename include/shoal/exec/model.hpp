@@ -32,16 +32,17 @@ class Model final : public net::FlowEvents {
  public:
   /// `priorities`: by flow, the key its NIC orders it by and its switch class
   /// (empty: every flow key 0, class 0: fair sharing). With options.record,
-  /// the rows and link meters of the output file are kept.
+  /// the link meters of the output file are kept; `recording` says what else.
   Model(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& sim,
         const net::NetworkOptions& options, const Perturbations& perturbations = {},
-        net::FlowPriorities priorities = {});
+        net::FlowPriorities priorities = {}, const RecorderOptions& recording = {});
 
   /// Bytes one rank's model (network, executor, recorder) and engine will
   /// allocate for this fabric and DAG: the resource guard's estimate, made
   /// before building.
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const net::NetworkOptions& options);
+                                      const net::NetworkOptions& options,
+                                      const RecorderOptions& recording = {});
 
   /// Schedules what happens at time 0 on this rank: link failures, and the
   /// tasks and flows ready at once.

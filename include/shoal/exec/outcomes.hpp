@@ -35,6 +35,10 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r, const 
 
 /// The last task or flow end.
 Time phase_end(const RunResults& r);
+/// The last flow end (-1: none ended).
+Time last_byte(const RunResults& r);
+/// Flows that did not finish.
+std::uint64_t unfinished_flows(const work::Dag& dag, const RunResults& r);
 
 /// A time the report names: "NAME.start" / "NAME.end" of a task or coflow,
 /// "phase-end" (the last task or flow end) or "last-byte" (the last flow end).

@@ -1,10 +1,12 @@
-// What a run measures, kept apart from what runs it: every flow's and task's
-// start and end, each GPU's time computing and time idle waiting on a coflow,
-// and, for the output file, the rows of flows and compute tasks as they end.
-// At the end it gathers them over the ranks onto rank 0 (results()), with
-// the network's byte counts and link meters.
+// What a run measures, kept apart from what runs it: every coflow's and
+// task's start and end (and, on request, every flow's), each GPU's time
+// computing and time idle waiting on a coflow, and, for the output file, the
+// rows of flows and compute tasks as they end. At the end it gathers them
+// over the ranks onto rank 0 (results()), with the network's byte counts and
+// link meters.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -19,24 +21,46 @@
 
 namespace shoal::exec {
 
+/// What a recorder keeps beyond each coflow's and task's times.
+struct RecorderOptions {
+  /// Every flow's start and end (RunResults::flow_start, flow_end): 8 bytes
+  /// per flow each on every rank, and again on rank 0 for the results. The
+  /// CLI's runs, whose outputs need coflows only, keep neither.
+  bool flow_starts = true;
+  bool flow_ends = true;
+  /// A row per compute task for the output file.
+  bool compute_rows = false;
+  /// A row per flow for the output file's flows table.
+  bool flow_rows = false;
+};
+
 class Recorder {
  public:
-  /// `rows`: keep flow and compute rows for the output file.
-  Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim, bool rows);
+  Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim,
+           const RecorderOptions& options);
 
-  void flow_started(work::FlowId flow, Time now) { flow_start_[flow] = now; }
+  /// A flow of `coflow` starts at its sender.
+  void flow_started(work::FlowId flow, work::CoflowId coflow, Time now) {
+    if (!flow_start_.empty()) flow_start_[flow] = now;
+    coflow_start_[coflow] = std::min(coflow_start_[coflow], now);
+  }
   /// The flow's last byte reached its receiver.
-  void flow_ended(work::FlowId flow, Time now) {
-    if (flow_end_[flow] >= 0) [[unlikely]]
-      invariant_violated(now, "flow " + std::to_string(flow) + " ended twice");
-    flow_end_[flow] = now;
+  void flow_ended(work::FlowId flow, work::CoflowId coflow, Time now) {
+    if (!flow_end_.empty()) {
+      if (flow_end_[flow] >= 0) [[unlikely]]
+        invariant_violated(now, "flow " + std::to_string(flow) + " ended twice");
+      flow_end_[flow] = now;
+    }
+    if (++coflow_flows_ended_[coflow] > dag_.coflows()[coflow].flow_count) [[unlikely]]
+      invariant_violated(now,
+                         "coflow " + std::to_string(coflow) + " had more flows end than it has");
+    coflow_end_[coflow] = std::max(coflow_end_[coflow], now);
   }
   /// Its sender learned it is done: its row (the receiver's end time, `received_at`).
-  void flow_acknowledged(work::FlowId flow, Time received_at) {
-    if (!rows_) return;
+  void flow_acknowledged(work::FlowId flow, work::CoflowId coflow, Time received_at) {
+    if (!options_.flow_rows) return;
     const work::Flow& f = dag_.flows()[flow];
-    flow_records_.push_back(
-        {flow, flow_coflow_[flow], f.src, f.dst, f.bytes, flow_start_[flow], received_at});
+    flow_records_.push_back({flow, coflow, f.src, f.dst, f.bytes, flow_start_[flow], received_at});
     flow_recorded_[flow] = 1;
   }
   void task_started(work::TaskId task, Time now) { task_start_[task] = now; }
@@ -60,23 +84,28 @@ class Recorder {
   /// width first.
   RunResults results(const core::Comm& comm, net::Network& network) const;
 
-  /// Bytes the recorder takes per flow and per task (the rows waiting for
-  /// the output file's flush included, when recording).
-  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag, bool rows);
+  /// Bytes the recorder takes per flow, per coflow and per task (the rows
+  /// waiting for the output file's flush included).
+  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                      const RecorderOptions& options);
 
  private:
   const topo::Fabric& fabric_;
   const work::Dag& dag_;
   const core::Simulator& sim_;
-  bool rows_;
+  RecorderOptions options_;
   std::uint32_t iterations_ = 1;  // iteration labels of the tasks: 0..iterations_-1
-  std::vector<Time> flow_start_, flow_end_, task_start_, task_end_;
+  // By flow; flow_start_ also for flow rows, each empty when not kept.
+  std::vector<Time> flow_start_, flow_end_;
+  // By coflow, over the flows whose sender (start) or receiver (end) is here.
+  std::vector<Time> coflow_start_, coflow_end_;
+  std::vector<std::uint64_t> coflow_flows_ended_;
+  std::vector<Time> task_start_, task_end_;
   std::vector<Time> gpu_busy_, gpu_comm_wait_;  // by GPU
   std::vector<Time> gpu_iteration_wait_;        // by GPU * iterations_ + iteration
   std::vector<FlowRecord> flow_records_;
   std::vector<ComputeRecord> compute_records_;
-  std::vector<std::uint32_t> flow_coflow_;  // by flow, with rows
-  std::vector<std::uint8_t> flow_recorded_, task_recorded_;
+  std::vector<std::uint8_t> flow_recorded_, task_recorded_;  // with flow and compute rows
 };
 
 }  // namespace shoal::exec

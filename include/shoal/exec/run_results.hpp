@@ -9,10 +9,16 @@
 
 namespace shoal::exec {
 
-/// Per-flow and per-task times, per-GPU and per-link figures.
+/// Per-coflow and per-task times (per-flow ones on request), per-GPU and
+/// per-link figures.
 struct RunResults {
+  // By flow, with RecorderOptions::flow_times (else empty):
   std::vector<Time> flow_start;  // when the flow became ready at its sender
   std::vector<Time> flow_end;    // last byte at the receiver; -1 if never
+  // By coflow: its first flow's start (kTimeInfinity: none started), its last
+  // finished flow's end (-1: none finished), and how many of its flows finished.
+  std::vector<Time> coflow_start, coflow_end;
+  std::vector<std::uint64_t> coflow_flows_ended;
   std::vector<Time> task_start, task_end;
   std::vector<Time> gpu_busy;       // by GPU: time computing
   std::vector<Time> gpu_comm_wait;  // by GPU: time idle until a coflow made a task ready

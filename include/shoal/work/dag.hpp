@@ -130,6 +130,8 @@ class Dag {
   std::span<const Flow> flows_of(const Coflow& c) const {
     return std::span<const Flow>(flows_).subspan(c.first_flow, c.flow_count);
   }
+  /// The coflow whose flows hold `flow` (a binary search over the coflows).
+  CoflowId coflow_of(FlowId flow) const;
   /// Largest GPU id used plus one (0 for an empty DAG).
   GpuId gpus_used() const;
   Bytes total_bytes() const;

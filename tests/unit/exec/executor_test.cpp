@@ -4,12 +4,15 @@
 // straggler, and the end-of-run checks of the model.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
+#include "contending_dag.hpp"
 #include "error_checks.hpp"
 #include "one_rank_run.hpp"
 #include "shoal/exec/model.hpp"
+#include "shoal/exec/outcomes.hpp"
 #include "shoal/topo/builders.hpp"
 
 namespace shoal::exec {
@@ -82,6 +85,54 @@ TEST(Executor, AStragglerSlowsTheTasksThatStartFromItsTime) {
   }
 }
 
+// The CLI's runs keep each coflow's times only. They are those the flows'
+// times give (its first flow's start, its last flow's end), also on a run cut
+// short, where some coflows have only some of their flows done.
+TEST(Recorder, CoflowTimesWithoutFlowTimesAreThoseTheFlowsGive) {
+  const topo::Fabric fabric = test::contending_leaf_spine(4);
+  const work::Dag dag = test::contending_dag(16, 40'000, 300'001, 3 * kMicrosecond);
+  RecorderOptions by_coflow;
+  by_coflow.flow_starts = false;
+  by_coflow.flow_ends = false;
+  for (const Time end : {kTimeInfinity, 20 * kMicrosecond}) {
+    SCOPED_TRACE(format_time(end));
+    const RunResults flows =
+        test::run_on(core::Comm::self(), "block", fabric, dag, {}, {}, {}, false, end).results;
+    const RunResults coflows = test::run_on(core::Comm::self(), "block", fabric, dag, {}, {}, {},
+                                            false, end, core::EventOrder::kTime, by_coflow)
+                                   .results;
+    EXPECT_TRUE(coflows.flow_start.empty());
+    EXPECT_TRUE(coflows.flow_end.empty());
+    ASSERT_EQ(flows.flow_end.size(), dag.flows().size());
+    std::uint64_t partly_done = 0;
+    for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
+      const work::Coflow& coflow = dag.coflows()[c];
+      Time start = kTimeInfinity, last = -1;
+      std::uint64_t ended = 0;
+      for (std::uint32_t f = coflow.first_flow; f < coflow.first_flow + coflow.flow_count; ++f) {
+        start = std::min(start, flows.flow_start[f]);
+        last = std::max(last, flows.flow_end[f]);
+        ended += flows.flow_end[f] >= 0;
+      }
+      EXPECT_EQ(coflows.coflow_start[c], start) << "coflow " << c;
+      EXPECT_EQ(coflows.coflow_end[c], last) << "coflow " << c;
+      EXPECT_EQ(coflows.coflow_flows_ended[c], ended) << "coflow " << c;
+      EXPECT_EQ(flows.coflow_end[c], last) << "coflow " << c;
+      partly_done += ended > 0 && ended < coflow.flow_count;
+    }
+    EXPECT_EQ(coflows.task_end, flows.task_end);
+    const std::uint64_t unfinished = unfinished_flows(dag, coflows);
+    if (end == kTimeInfinity) {
+      EXPECT_EQ(unfinished, 0u);
+    } else {
+      EXPECT_GT(partly_done, 0u) << "the cut left no coflow partly done: it tests less";
+      EXPECT_GT(unfinished, 0u);
+    }
+  }
+  EXPECT_LT(Recorder::estimate_bytes(fabric, dag, by_coflow),
+            Recorder::estimate_bytes(fabric, dag, {}));
+}
+
 TEST(Model, CheckOutcomeNamesADeadlockATaskThatNeverRanAndLostBytes) {
   work::Dag dag;
   const std::vector<work::Flow> flow{{0, 1, 1000}};
@@ -89,12 +140,12 @@ TEST(Model, CheckOutcomeNamesADeadlockATaskThatNeverRanAndLostBytes) {
   dag.add_task("t", 1, 1, {"c"});
   dag.resolve();
   RunResults r;
-  r.flow_end = {-1};
+  r.coflow_flows_ended = {0};
   r.task_end = {-1};
   EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity); }),
                   "flows unfinished and no end time: a deadlock"));
   Model::check_outcome(dag, r, kMillisecond);  // cut off by an end time: fine
-  r.flow_end = {5};
+  r.coflow_flows_ended = {1};
   r.bytes_delivered = 1000;
   EXPECT_TRUE(
       Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity); }), "task 0 never ran"));

@@ -209,6 +209,17 @@ TEST(Dag, ResolveTakesTheNodesAddedSince) {
   dag.validate(3);
 }
 
+TEST(Dag, CoflowOfFindsTheCoflowWhoseFlowsHoldAFlow) {
+  Dag dag;
+  add_coflow(dag, "a", {{0, 1, 10}, {1, 0, 10}});
+  add_coflow(dag, "b", {{0, 2, 10}});
+  add_coflow(dag, "c", {{2, 0, 10}, {2, 1, 10}, {1, 2, 10}});
+  const std::vector<std::uint32_t> expected{0, 0, 1, 2, 2, 2};
+  for (std::uint32_t f = 0; f < expected.size(); ++f) {
+    EXPECT_EQ(dag.coflow_of(FlowId{f}), CoflowId{expected[f]}) << "flow " << f;
+  }
+}
+
 TEST(Dag, GpusUsedCountsTasksSourcesAndDestinations) {
   {
     Dag dag;
