@@ -129,7 +129,9 @@ void Executor::handle(const core::Event& ev, core::Simulator& sim, net::Network&
 }
 
 std::uint64_t Executor::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag) {
-  return dag.tasks().size() * sizeof(TaskId) + std::uint64_t{fabric.gpu_count()} * sizeof(Gpu);
+  // A task's place in its GPU's queue, and the flows' in their sender groups.
+  return dag.tasks().size() * sizeof(TaskId) + dag.flows().size() * sizeof(work::FlowId) +
+         std::uint64_t{fabric.gpu_count()} * sizeof(Gpu);
 }
 
 }  // namespace shoal::exec
