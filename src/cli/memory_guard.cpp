@@ -12,6 +12,7 @@
 #include "shoal/core/error.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/exec/model.hpp"
+#include "shoal/exec/pilot.hpp"
 #include "shoal/net/link_meters.hpp"
 
 namespace shoal::cli {
@@ -78,9 +79,8 @@ std::string gib(std::uint64_t bytes) { return format_bytes_short(static_cast<Byt
 }  // namespace
 
 exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
-  exec::RecorderOptions recording;
-  recording.flow_starts = false;
-  recording.flow_ends = false;  // the reports and the output file need coflows only
+  // The reports and the output file need coflows only.
+  exec::RecorderOptions recording = exec::RecorderOptions::coflows_only();
   recording.compute_rows = record;
   recording.flow_rows = record && setup.output_flows;
   return recording;
@@ -146,12 +146,7 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
 }
 
 void check_pilot_memory(const RunSetup& setup) {
-  net::NetworkOptions instant = setup.network;
-  instant.instant = true;
-  exec::RecorderOptions recording;
-  recording.flow_ends = false;  // as exec::pilot_load runs it
-  const std::uint64_t more =
-      exec::Model::estimate_bytes(*setup.fabric, setup.dag, instant, recording);
+  const std::uint64_t more = exec::pilot_estimate_bytes(*setup.fabric, setup.dag, setup.network);
   const std::uint64_t now = resident_bytes();
   const std::string what = "memory: the weighted partition's pilot run needs about " +
                            gib(now + more) + " per rank (" + gib(now) +

@@ -39,16 +39,15 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
   return t;
 }
 
-Time phase_end(const RunResults& r) {
-  Time end = 0;
-  for (const Time t : r.task_end) end = std::max(end, t);
+Time last_byte(const RunResults& r) {
+  Time end = -1;
   for (const Time t : r.coflow_end) end = std::max(end, t);
   return end;
 }
 
-Time last_byte(const RunResults& r) {
-  Time end = -1;
-  for (const Time t : r.coflow_end) end = std::max(end, t);
+Time phase_end(const RunResults& r) {
+  Time end = std::max<Time>(0, last_byte(r));
+  for (const Time t : r.task_end) end = std::max(end, t);
   return end;
 }
 

@@ -8,6 +8,31 @@
 
 namespace shoal::exec {
 
+namespace {
+
+/// The instant network, without the output file's counters.
+net::NetworkOptions pilot_network(const net::NetworkOptions& network) {
+  net::NetworkOptions instant = network;
+  instant.instant = true;
+  instant.record = false;
+  instant.link_util_bin = 0;
+  return instant;
+}
+
+/// The load is placed by each flow's start; its end is not needed.
+RecorderOptions pilot_recording() {
+  RecorderOptions recording;
+  recording.flow_ends = false;
+  return recording;
+}
+
+}  // namespace
+
+std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                   const net::NetworkOptions& network) {
+  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording());
+}
+
 PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
                      const net::NetworkOptions& network, const Perturbations& perturbations,
                      std::uint64_t seed, std::size_t slices) {
@@ -17,14 +42,8 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   core::EngineOptions engine;
   engine.seed = seed;
   engine.progress = false;
-  net::NetworkOptions instant = network;
-  instant.instant = true;
-  instant.record = false;
-  instant.link_util_bin = 0;
   core::Simulator sim(self, fabric.layout(), one_rank, engine);
-  RecorderOptions recording;
-  recording.flow_ends = false;  // the load is placed by each flow's start
-  Model model(fabric, dag, sim, instant, perturbations, {}, recording);
+  Model model(fabric, dag, sim, pilot_network(network), perturbations, {}, pilot_recording());
   model.initialize();
   const core::RunSummary summary = sim.run(model);
   const RunResults results = model.results(self);

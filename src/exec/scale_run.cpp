@@ -32,12 +32,11 @@ struct OneRank {
         sched::coflow_priorities(setup.dag, *setup.fabric, setup.policies.front());
     net::NetworkOptions options = setup.network;
     options.record = false;
-    RecorderOptions recording;
-    recording.flow_starts = false;
-    recording.flow_ends = false;  // only events are counted
+    // Only events are counted.
     model = std::make_unique<Model>(
         *setup.fabric, setup.dag, sim, options, setup.perturbations,
-        net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls), recording);
+        net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls),
+        RecorderOptions::coflows_only());
     model->initialize();
   }
   core::Partition partition;

@@ -45,10 +45,9 @@ void expect_same_as_serial(const Case& c) {
   const test::OneRankRun serial = run(core::Comm::self(), c, fabric, dag, true);
   const test::OneRankRun early = run(world, c, fabric, dag, true);
   const test::OneRankRun events_only = run(world, c, fabric, dag, false);
-  exec::RecorderOptions by_coflow;  // as the CLI runs: no per-flow times
-  by_coflow.flow_starts = false;
-  by_coflow.flow_ends = false;
-  const test::OneRankRun coflows_only = run(world, c, fabric, dag, true, by_coflow);
+  // As the CLI runs: no per-flow times.
+  const test::OneRankRun coflows_only =
+      run(world, c, fabric, dag, true, exec::RecorderOptions::coflows_only());
   if (world.size() > 1) {
     EXPECT_GT(early.remote_events, 0) << "no event crossed ranks: the case tests nothing";
   }

@@ -31,4 +31,9 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
                      const net::NetworkOptions& network, const Perturbations& perturbations,
                      std::uint64_t seed, std::size_t slices);
 
+/// Bytes the pilot's model will allocate (Model::estimate_bytes of the model
+/// pilot_load builds): the resource guard's estimate for it.
+std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                   const net::NetworkOptions& network);
+
 }  // namespace shoal::exec

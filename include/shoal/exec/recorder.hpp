@@ -32,6 +32,14 @@ struct RecorderOptions {
   bool compute_rows = false;
   /// A row per flow for the output file's flows table.
   bool flow_rows = false;
+
+  /// Each coflow's and task's times only, as the CLI's runs keep them.
+  static RecorderOptions coflows_only() {
+    RecorderOptions options;
+    options.flow_starts = false;
+    options.flow_ends = false;
+    return options;
+  }
 };
 
 class Recorder {

@@ -91,9 +91,7 @@ TEST(Executor, AStragglerSlowsTheTasksThatStartFromItsTime) {
 TEST(Recorder, CoflowTimesWithoutFlowTimesAreThoseTheFlowsGive) {
   const topo::Fabric fabric = test::contending_leaf_spine(4);
   const work::Dag dag = test::contending_dag(16, 40'000, 300'001, 3 * kMicrosecond);
-  RecorderOptions by_coflow;
-  by_coflow.flow_starts = false;
-  by_coflow.flow_ends = false;
+  const RecorderOptions by_coflow = RecorderOptions::coflows_only();
   for (const Time end : {kTimeInfinity, 20 * kMicrosecond}) {
     SCOPED_TRACE(format_time(end));
     const RunResults flows =
