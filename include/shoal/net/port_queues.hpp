@@ -21,9 +21,10 @@
 // - FIFO: a port class has one lane, its turn's: no table at all.
 // - By hop: where routes are fixed (ECMP, no failures, one class per flow), a
 //   flow's cells that are h links into their path all wait at one port, so
-//   (flow, hop) names the lane: a table of lane ids by flow * hops + hop,
-//   read and written in place, 4 bytes a slot: a hash's probes and
-//   deletions cost cache misses on every cell-hop where flows are many.
+//   (flow, hop) names the lane: a table of lane ids by flow and hop, read and
+//   written in place, 4 bytes a slot: a hash's probes and deletions cost
+//   cache misses on every cell-hop where flows are many. Hop 0 has no slot:
+//   at its sender a flow's cells are the Nic's, never queued here.
 // - Hashed: any routing (spraying, failures): an open-addressing hash of
 //   (link, class, flow).
 #pragma once
@@ -69,12 +70,13 @@ class PortQueues {
   static PortQueues fifo() { return PortQueues(LaneKeys::kFifo, 0, 0); }
   /// Round robin across flows, each flow's lane found by (flow, hop): every
   /// cell of a flow pushed with the same hop must wait at one port and class.
-  /// Fixed at `flows` x `hops` slots (by_hop_bytes).
+  /// `hops`: the links of the longest path (at least 2); fixed at `flows` x
+  /// (hops - 1) slots (by_hop_bytes).
   static PortQueues by_hop(std::size_t flows, std::uint32_t hops) {
     return PortQueues(LaneKeys::kByHop, flows, hops);
   }
   static std::uint64_t by_hop_bytes(std::uint64_t flows, std::uint32_t hops) {
-    return flows * hops * sizeof(std::uint32_t);
+    return hops == 0 ? 0 : flows * (hops - 1) * sizeof(std::uint32_t);
   }
   /// Round robin across flows, each flow's lane found by a hash of (link, class, flow).
   static PortQueues hashed() { return PortQueues(LaneKeys::kHashed, 0, 0); }
@@ -237,7 +239,10 @@ class PortQueues {
         if (keys_ == LaneKeys::kByHop && cells_[c].hop != lane.hop) return false;
       }
       if (keys_ == LaneKeys::kByHop) {
-        if (lane.hop >= hops_ || by_hop_[by_hop_slot(lane.cell_flow, lane.hop)] != l) return false;
+        if (lane.hop == 0 || lane.hop >= hops_ ||
+            by_hop_[by_hop_slot(lane.cell_flow, lane.hop)] != l) {
+          return false;
+        }
         continue;
       }
       const std::uint64_t key = make_key(link, cls, lane.cell_flow);
@@ -252,7 +257,7 @@ class PortQueues {
 
   PortQueues(LaneKeys keys, std::size_t flows, std::uint32_t hops) : keys_(keys), hops_(hops) {
     if (keys == LaneKeys::kHashed) rehash(1024);
-    if (keys == LaneKeys::kByHop) by_hop_.assign(flows * hops, kNone);
+    if (keys == LaneKeys::kByHop) by_hop_.assign(flows * (hops - 1), kNone);
   }
 
   /// A flow's cells at one port class: the first held here, the rest in a
@@ -304,16 +309,17 @@ class PortQueues {
     }
     lane.rest_back = c;
   }
+  /// Hops 1 to hops_ - 1 (a cell pushed here crossed at least its first link).
   std::size_t by_hop_slot(std::uint32_t flow, std::uint32_t hop) const {
-    if (hop >= hops_) [[unlikely]]
+    if (hop - 1 >= hops_ - 1) [[unlikely]]
       too_many_hops(flow, hop);
-    return std::size_t{flow} * hops_ + hop;
+    return std::size_t{flow} * (hops_ - 1) + (hop - 1);
   }
   [[noreturn, gnu::noinline, gnu::cold]] void too_many_hops(std::uint32_t flow,
                                                             std::uint32_t hop) const {
     throw Error("internal: a cell of flow " + std::to_string(flow) + " waits " +
-                std::to_string(hop) + " links into its path, past the " + std::to_string(hops_) +
-                " its lanes were laid out for");
+                std::to_string(hop) + " links into its path, outside the 1 to " +
+                std::to_string(hops_ - 1) + " its lanes were laid out for");
   }
   /// An entry of the hash of (link, class, flow) to lanes.
   struct HashEntry {
@@ -374,7 +380,7 @@ class PortQueues {
 
   LaneKeys keys_;
   std::uint32_t hops_ = 0;
-  std::vector<std::uint32_t> by_hop_;  // LaneKeys::kByHop: lane ids by flow * hops_ + hop
+  std::vector<std::uint32_t> by_hop_;  // LaneKeys::kByHop: lane ids by flow * (hops_ - 1) + hop - 1
   std::vector<HashEntry> table_;       // LaneKeys::kHashed
   std::size_t mask_ = 0;
   int shift_ = 64;

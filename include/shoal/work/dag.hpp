@@ -18,23 +18,13 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <unordered_map>
 #include <vector>
 
-#include "shoal/core/dense_id.hpp"
 #include "shoal/core/units.hpp"
-#include "shoal/topo/ids.hpp"
+#include "shoal/work/dag_ids.hpp"
+#include "shoal/work/name_index.hpp"
 
 namespace shoal::work {
-
-using topo::GpuId;
-using topo::kMaxGpuId;
-/// A flow, by its index in Dag::flows(); a coflow's flows are consecutive.
-using FlowId = core::DenseId<struct FlowTag>;
-/// A compute task, by its index in Dag::tasks().
-using TaskId = core::DenseId<struct TaskTag>;
-/// A coflow, by its index in Dag::coflows().
-using CoflowId = core::DenseId<struct CoflowTag>;
 
 /// kCp (context parallelism's ring attention, Ulysses' all-to-alls) comes last
 /// so that the other types keep their numbers in earlier outputs.
@@ -44,14 +34,6 @@ inline constexpr std::size_t kCoflowTypes = 6;
 /// "EP", "PP", "DP", "TP", "OTHER", "CP" (also lower case); an Error lists the choices.
 CoflowType parse_coflow_type(std::string_view text);
 std::string_view coflow_type_name(CoflowType type);
-
-/// A node of the DAG: a task or a coflow, by index in its own list.
-struct NodeRef {
-  enum class Kind : std::uint8_t { kTask, kCoflow };
-  Kind kind = Kind::kTask;
-  std::uint32_t index = 0;
-  friend bool operator==(const NodeRef&, const NodeRef&) = default;
-};
 
 struct Flow {
   GpuId src = 0;
@@ -143,7 +125,7 @@ class Dag {
   std::vector<ComputeTask> tasks_;
   std::vector<Coflow> coflows_;
   std::vector<Flow> flows_;
-  std::unordered_map<std::string, NodeRef> names_;
+  NameIndex names_;
   // The dependency names of the nodes added since the last resolve(), in order.
   std::vector<std::vector<std::string>> task_after_names_;
   std::vector<std::vector<std::string>> coflow_after_names_;

@@ -109,10 +109,11 @@ TEST(PortQueues, PortsAndClassesAreSeparate) {
 // Many ports, flows and classes pushed and popped at random, against a plain
 // model of round robin: every cell comes out where the model says. Hashed,
 // the lanes' hash grows and deletes (backward shift) thousands of times; by
-// hop, each port class is one hop of the flows' paths (a fixed route), so
-// (flow, hop) names the lane, and slots are emptied and reused as often.
+// hop, each port class is one hop of the flows' paths (a fixed route; hop 0 is
+// the sender's, never queued), so (flow, hop) names the lane, and slots are
+// emptied and reused as often.
 void expect_round_robin(PortQueues q, bool hop_per_port_class) {
-  constexpr int kPorts = 64;
+  constexpr int kPorts = 63;  // by hop: port classes are hops 1-126, a lane's 7 bits
   std::vector<PortQueues::Turn> turns(kPorts * 2);
   struct ModelPort {
     std::deque<std::uint32_t> turn;                              // flows in service order
@@ -131,7 +132,7 @@ void expect_round_robin(PortQueues q, bool hop_per_port_class) {
     const bool pushing = (step / 50000) % 2 == 0 ? rng() % 3 != 0 : rng() % 3 == 0;
     if (pushing || m.turn.empty()) {
       const auto flow = static_cast<std::uint32_t>(rng() % 500);
-      const auto hop = static_cast<std::uint32_t>(hop_per_port_class ? k : rng() % 8);
+      const auto hop = static_cast<std::uint32_t>(hop_per_port_class ? k + 1 : rng() % 8);
       q.push(turns[k], port, cls, cell(flow, sequence, hop));
       if (m.waiting[flow].empty()) m.turn.push_back(flow);
       m.waiting[flow].push_back(sequence++);
@@ -145,7 +146,7 @@ void expect_round_robin(PortQueues q, bool hop_per_port_class) {
       ASSERT_EQ(got.in_link, want.in_link);
       ASSERT_EQ(got.tail, want.tail);
       if (hop_per_port_class) {
-        ASSERT_EQ(got.hop, k);
+        ASSERT_EQ(got.hop, k + 1);
       }
       q.pop(turns[k], port, cls);
       m.waiting[flow].pop_front();
@@ -175,10 +176,10 @@ TEST(PortQueues, MatchesAModelUnderRandomPushesAndPops) {
 }
 
 TEST(PortQueues, ByHopMatchesTheModelWhereEachHopIsOnePortClass) {
-  expect_round_robin(PortQueues::by_hop(500, 128), true);
+  expect_round_robin(PortQueues::by_hop(500, 127), true);
 }
 
-TEST(PortQueues, ByHopKeepsEachHopOfAFlowApartAndRefusesALongerPath) {
+TEST(PortQueues, ByHopKeepsEachHopOfAFlowApartAndRefusesHopsOutsideThePath) {
   PortQueues q = PortQueues::by_hop(10, 4);
   PortQueues::Turn at_leaf, at_spine;
   q.push(at_leaf, 3, 0, cell(5, 0, 1));
@@ -193,6 +194,8 @@ TEST(PortQueues, ByHopKeepsEachHopOfAFlowApartAndRefusesALongerPath) {
   EXPECT_EQ(q.front(at_spine).bytes, 3u);
   EXPECT_EQ(q.front(at_leaf).bytes, 0u);
   EXPECT_THROW(q.push(at_leaf, 3, 0, cell(5, 4, 4)), Error);
+  EXPECT_THROW(q.push(at_leaf, 3, 0, cell(5, 4, 0)), Error);  // the sender's hop has no slot
+  EXPECT_EQ(PortQueues::by_hop_bytes(10, 4), 10u * 3 * 4);
   EXPECT_TRUE(q.lanes_found_again(at_leaf, 3, 0));
   EXPECT_TRUE(q.lanes_found_again(at_spine, 8, 0));
 }
