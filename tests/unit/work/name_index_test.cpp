@@ -51,8 +51,7 @@ TEST(NameIndex, FindsEveryNameThroughGrowthAndRefusesDuplicates) {
   EXPECT_FALSE(index.insert(names.tasks[5], {NodeRef::Kind::kCoflow, 999'999}, names.name_of()));
   EXPECT_FALSE(index.insert(names.coflows[5], {NodeRef::Kind::kTask, 999'999}, names.name_of()));
   EXPECT_EQ(index.size(), static_cast<std::size_t>(kNodes));
-  EXPECT_EQ(*index.find(names.coflows[5], names.name_of()),
-            (NodeRef{NodeRef::Kind::kCoflow, 5}));
+  EXPECT_EQ(*index.find(names.coflows[5], names.name_of()), (NodeRef{NodeRef::Kind::kCoflow, 5}));
   EXPECT_FALSE(index.find("mb0/n", names.name_of()).has_value());
   EXPECT_FALSE(index.find("", names.name_of()).has_value());
   EXPECT_FALSE(NameIndex().find("mb0/n0", names.name_of()).has_value());
