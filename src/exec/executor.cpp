@@ -89,7 +89,7 @@ void Executor::start_group(SenderGroupId group, core::Simulator& sim, net::Netwo
   const SenderGroup& g = tracker_.group(group);
   for (const work::FlowId f : g.flows) {
     recorder_.flow_started(f, g.coflow, sim.now());
-    network.start_flow(f, sim);
+    network.start_flow(f, g.coflow, sim);
   }
 }
 

@@ -32,7 +32,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       ports_(fabric, dag, sim, options_, perturbations),
       router_(fabric, dag, options.load_balancing, Ports::failure_times(fabric, perturbations),
               ports_.queued_cells()),
-      nic_(fabric, dag, options_, std::move(priorities), ports_, router_),
+      nic_(fabric, dag, sim, options_, std::move(priorities), ports_, router_),
       received_(dag.flows().size(), 0) {
   // Last links that deliver: from a GPU's NVSwitch (inside its server, so on its
   // rank), and from its switch when it hangs off only one. A dual-plane NIC's
@@ -75,7 +75,7 @@ void Network::initialize() {
   }
 }
 
-void Network::start_flow(FlowId f, core::Simulator& sim) {
+void Network::start_flow(FlowId f, work::CoflowId coflow, core::Simulator& sim) {
   const work::Flow& flow = dag_.flows()[f];
   if (options_.instant) {
     count_received(f, flow.bytes, flow);
@@ -84,11 +84,10 @@ void Network::start_flow(FlowId f, core::Simulator& sim) {
   }
   const NodeId sender = gpu_node(flow.src);
   const LinkId link = router_.first_link(f, sim.now());
-  nic_.start(link, f, flow.bytes, sim);
+  const SentFlow sent = nic_.start(link, f, coflow, flow.bytes, sim);
   ports_[link].has_own = true;
   if (options_.starvation_after != kTimeInfinity) {
-    sim.send(sender, options_.starvation_after, EventTag::pack(NetEvent::kPromote, link),
-             flow_payload(f));
+    sim.send(sender, options_.starvation_after, EventTag::pack(NetEvent::kPromote, link), sent);
   }
   try_send(sender, link, sim);
 }
@@ -290,14 +289,13 @@ void Network::on_flow_received(FlowId flow, core::Simulator& sim) {
   events_.on_flow_received(flow, sim);
 }
 
-void Network::on_promote(NodeId node, LinkId link, FlowId f, core::Simulator& sim) {
+void Network::on_promote(NodeId node, LinkId link, SentFlow f, core::Simulator& sim) {
   // The starvation guard: a flow its NIC has not served for the threshold
   // goes first there (its cells keep their class in switches).
   if (!nic_.waiting(f) || ports_[link].fail_at <= sim.now()) return;
   const Time starving_at = nic_.last_served(f) + options_.starvation_after;
   if (starving_at > sim.now()) {  // served meanwhile: look again a threshold after that
-    sim.send(node, starving_at - sim.now(), EventTag::pack(NetEvent::kPromote, link),
-             flow_payload(f));
+    sim.send(node, starving_at - sim.now(), EventTag::pack(NetEvent::kPromote, link), f);
     return;
   }
   nic_.promote(link, f);
@@ -335,7 +333,7 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
       evacuate(ev.target, link, sim);
       return;
     case NetEvent::kPromote:
-      on_promote(ev.target, link, flow_of_payload(ev.payload), sim);
+      on_promote(ev.target, link, static_cast<SentFlow>(ev.payload), sim);
       return;
   }
   throw Error("internal: unknown network event kind " + std::to_string(EventTag::kind_of(ev.tag)));
@@ -353,8 +351,8 @@ void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
       ports_.enqueue(router_.next_link(node, FlowId{cell.flow}, now, sim.rng()), c, cell);
     }
   }
-  nic_.drain(link, [&](FlowId f) {
-    const LinkId other = router_.first_link(f, now);
+  nic_.drain(link, [&](SentFlow f) {
+    const LinkId other = router_.first_link(nic_.flow_of(f), now);
     nic_.move(other, f, sim);
     ports_[other].has_own = true;
   });

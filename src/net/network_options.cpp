@@ -31,13 +31,8 @@ FlowPriorities FlowPriorities::of_coflows(const work::Dag& dag,
     throw Error("internal: priorities for " + std::to_string(coflow_key.size()) +
                 " coflows, DAG has " + std::to_string(dag.coflows().size()));
   }
-  p.key.assign(dag.flows().size(), 0);
-  p.cls.assign(dag.flows().size(), 0);
-  for (std::size_t c = 0; c < dag.coflows().size(); ++c) {
-    const work::Coflow& coflow = dag.coflows()[c];
-    std::fill_n(p.key.begin() + coflow.first_flow, coflow.flow_count, coflow_key[c]);
-    std::fill_n(p.cls.begin() + coflow.first_flow, coflow.flow_count, coflow_class[c]);
-  }
+  p.key.assign(coflow_key.begin(), coflow_key.end());
+  p.cls.assign(coflow_class.begin(), coflow_class.end());
   return p;
 }
 

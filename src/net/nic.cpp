@@ -9,45 +9,49 @@ namespace shoal::net {
 using topo::LinkId;
 using topo::NodeId;
 
-Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const NetworkOptions& options,
-         FlowPriorities priorities, Ports& ports, const Router& router)
+Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim,
+         const NetworkOptions& options, FlowPriorities priorities, Ports& ports,
+         const Router& router)
     : fabric_(fabric),
       ports_(ports),
       port_flows_(fabric.link_count()),
-      flow_class_(std::move(priorities.cls)),
-      flow_key_(std::move(priorities.key)) {
-  if (options.instant) {
-    // The instant network cuts no cells: nothing is kept per flow.
-    std::vector<std::uint8_t>().swap(flow_class_);
-    std::vector<std::uint32_t>().swap(flow_key_);
-    return;
-  }
-  const std::size_t flows = dag.flows().size();
-  to_send_.assign(flows, 0);
-  if (flow_class_.empty()) flow_class_.assign(flows, 0);
-  if (flow_key_.empty()) flow_key_.assign(flows, 0);
-  if (flow_class_.size() != flows || flow_key_.size() != flows) {
-    throw Error("internal: priorities for " + std::to_string(flow_key_.size()) +
-                " flows, DAG has " + std::to_string(flows));
+      coflow_key_(std::move(priorities.key)),
+      coflow_class_(std::move(priorities.cls)),
+      guarded_(!options.instant && options.starvation_after != kTimeInfinity) {
+  // The instant network cuts no cells: nothing is kept per flow.
+  if (options.instant) return;
+  const std::size_t coflows = dag.coflows().size();
+  if (coflow_class_.empty()) coflow_class_.assign(coflows, 0);
+  if (coflow_key_.empty()) coflow_key_.assign(coflows, 0);
+  if (coflow_class_.size() != coflows || coflow_key_.size() != coflows) {
+    throw Error("internal: priorities for " + std::to_string(coflow_key_.size()) +
+                " coflows, DAG has " + std::to_string(coflows));
   }
   // Key 0 is kept for flows the starvation guard promotes.
-  if (options.starvation_after != kTimeInfinity) {
-    for (std::uint32_t& k : flow_key_) ++k;
-    last_served_.assign(flows, 0);
+  if (guarded_) {
+    for (std::uint32_t& k : coflow_key_) ++k;
   }
   // GPUs that relay other GPUs' cells to their NIC (PXN): a relayed cell takes
   // its turn with the GPU's own, so their ports never burst.
   const std::uint32_t per_server = fabric.gpus_per_server();
   std::vector<std::uint8_t> relays(fabric.gpu_count(), 0);
+  std::vector<std::uint8_t> owned(fabric.gpu_count(), 0);
+  for (work::GpuId g = 0; g < fabric.gpu_count(); ++g) owned[g] = sim.owns(fabric.gpu_node(g));
   gpu_min_key_.assign(fabric.gpu_count(), UINT32_MAX);
-  for (std::uint32_t f = 0; f < flows; ++f) {
-    const work::Flow& flow = dag.flows()[f];
-    gpu_min_key_[flow.src] = std::min(gpu_min_key_[flow.src], flow_key_[f]);
-    if (flow.src / per_server != flow.dst / per_server &&
-        !fabric.shares_plane(flow.src, flow.dst)) {
-      relays[fabric.relay_for(flow.src, flow.dst)] = 1;
+  std::size_t sends = 0;
+  for (std::uint32_t c = 0; c < coflows; ++c) {
+    for (const work::Flow& flow : dag.flows_of(dag.coflows()[c])) {
+      gpu_min_key_[flow.src] = std::min(gpu_min_key_[flow.src], coflow_key_[c]);
+      sends += owned[flow.src];
+      if (flow.src / per_server != flow.dst / per_server &&
+          !fabric.shares_plane(flow.src, flow.dst)) {
+        relays[fabric.relay_for(flow.src, flow.dst)] = 1;
+      }
     }
   }
+  // Slots for every flow this rank's GPUs send, taken as they start.
+  sent_.reserve(sends);
+  if (guarded_) last_served_.reserve(sends);
   for (work::GpuId g = 0; g < fabric.gpu_count(); ++g) {
     const auto out = fabric.out_links(fabric.gpu_node(g));
     // A GPU with more ports than streams (none built here) numbers the rest
@@ -64,13 +68,17 @@ Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const NetworkOptions&
   }
 }
 
-void Nic::start(LinkId link, work::FlowId flow, Bytes bytes, const core::Simulator& sim) {
-  to_send_[flow] = bytes;
-  join(link, flow_key_[flow], flow, sim);
-  if (guarded()) last_served_[flow] = sim.now();
+SentFlow Nic::start(LinkId link, work::FlowId flow, work::CoflowId coflow, Bytes bytes,
+                    const core::Simulator& sim) {
+  const auto s = static_cast<SentFlow>(sent_.size());
+  const std::uint32_t key = coflow_key_[coflow];
+  sent_.push_back({flow, key, static_cast<std::uint64_t>(bytes), coflow_class_[coflow]});
+  if (guarded()) last_served_.push_back(sim.now());
+  join(link, key, s, sim);
+  return s;
 }
 
-void Nic::join(LinkId link, std::uint32_t key, work::FlowId flow, const core::Simulator& sim) {
+void Nic::join(LinkId link, std::uint32_t key, SentFlow flow, const core::Simulator& sim) {
   KeyedFlows& own = port_flows_[link].flows;
   const LinkState& state = ports_.link(link);
   const Burst* burst = state.burst != LinkState::kNoBurst ? &bursts_[state.burst] : nullptr;
@@ -133,13 +141,14 @@ bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator&
   // joins the back of the turn (join puts it where it would have been).
   while (count < limit && !own.empty() && own.key(0) == key && at < sim.end_time() &&
          (count == 0 || at < horizon)) {
-    const work::FlowId f{own.front(0)};
-    if (to_send_[f] == 0 || flow_key_[f] != key) break;  // stale: next_cell drops it
-    const int c = flow_class_[f];
-    const Bytes bytes = std::min(cell_size, to_send_[f]);
+    const SentFlow s = own.front(0);
+    Sent& sent = sent_[s];
+    if (sent.to_send == 0 || sent.key != key) break;  // stale: next_cell drops it
+    const int c = static_cast<int>(sent.cls);
+    const Bytes bytes = std::min(cell_size, static_cast<Bytes>(sent.to_send));
     if (port.credits[c] < bytes) break;
-    to_send_[f] -= bytes;
-    const bool stay = to_send_[f] > 0;
+    sent.to_send -= static_cast<std::uint64_t>(bytes);
+    const bool stay = sent.to_send > 0;
     if (stay) {
       own.rotate(0);
     } else {
@@ -158,7 +167,7 @@ bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator&
     // Where it stays, it went to the back of the turn. (The first flow, sent
     // again last, is placed by that; join never counts its first place.)
     if (stay) burst.last[burst.tail++] = static_cast<std::uint8_t>(count + 1);
-    at = start_cell(link, c, f, bytes, at, numbers, sim);
+    at = start_cell(link, c, work::FlowId{sent.flow}, bytes, at, numbers, sim);
     ++count;
   }
   if (count == 0) return false;
@@ -174,8 +183,12 @@ bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator&
 
 std::uint64_t Nic::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                   const NetworkOptions& options) {
-  const std::uint64_t per_flow = options.instant ? 0 : kBytesPerFlow;
-  return dag.flows().size() * per_flow + fabric.link_count() * sizeof(PortFlows) +
+  // Counted as if one rank sent every flow.
+  const std::uint64_t per_flow = options.instant                             ? 0
+                                 : options.starvation_after != kTimeInfinity ? kBytesPerGuardedFlow
+                                                                             : kBytesPerFlow;
+  return dag.flows().size() * per_flow + dag.coflows().size() * 5 +
+         fabric.link_count() * sizeof(PortFlows) +
          std::uint64_t{fabric.gpu_count()} * (core::kStreams - 1) * sizeof(Burst);
 }
 

@@ -88,8 +88,8 @@ class Network {
   /// Schedules the failures of links whose source this rank owns.
   void initialize();
 
-  /// A flow of the DAG starts at its sender (a GPU this rank owns), now.
-  void start_flow(work::FlowId flow, core::Simulator& sim);
+  /// A flow of the DAG (of `coflow`) starts at its sender (a GPU this rank owns), now.
+  void start_flow(work::FlowId flow, work::CoflowId coflow, core::Simulator& sim);
 
   /// The network's events (EventTag::is_network).
   void handle(const core::Event& ev, core::Simulator& sim);
@@ -225,7 +225,7 @@ class Network {
   /// starts when that link delivers (LinkState::delivers), else its receiver.
   topo::NodeId counted_at(work::FlowId f) const;
   void on_flow_received(work::FlowId flow, core::Simulator& sim);
-  void on_promote(topo::NodeId node, topo::LinkId link, work::FlowId flow, core::Simulator& sim);
+  void on_promote(topo::NodeId node, topo::LinkId link, SentFlow flow, core::Simulator& sim);
   /// The port failed: its queued cells and own flows move to other ports of `node`.
   void evacuate(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   /// How long a flow's acknowledgement takes back to its sender.

@@ -85,13 +85,14 @@ void validate(const NetworkOptions& options);
 
 /// What the network enforces for each flow: the key its NIC orders it by
 /// (lowest first, round-robin among equal keys) and its class at switches
-/// (8 classes in strict priority). A policy decides them per coflow.
+/// (8 classes in strict priority). A policy decides them per coflow: every
+/// flow of coflow c gets key[c] and cls[c]; empty: every flow key 0, class 0
+/// (fair sharing).
 struct FlowPriorities {
-  std::vector<std::uint32_t> key;  // by flow
-  std::vector<std::uint8_t> cls;   // by flow
+  std::vector<std::uint32_t> key;  // by coflow: its flows' NIC key
+  std::vector<std::uint8_t> cls;   // by coflow: its flows' switch class
 
-  /// Every flow of coflow c gets coflow_key[c] and coflow_class[c]; empty
-  /// spans: every flow key 0, class 0 (fair sharing).
+  /// Checked against the DAG's coflows.
   static FlowPriorities of_coflows(const work::Dag& dag, std::span<const std::uint32_t> coflow_key,
                                    std::span<const std::uint8_t> coflow_class);
 };

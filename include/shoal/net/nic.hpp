@@ -9,6 +9,10 @@
 // transmission are 3n + e, e its TransmissionEvent, so they have the same keys
 // whenever they are sent, which is what lets a burst send a port's next cells
 // from one event. A switch's events are numbered by the switch as it sends them.
+//
+// What the Nic keeps of a flow it sends lives in a slot of its own, taken
+// when the flow starts: a rank holds the flows its GPUs send, not every flow
+// of the DAG.
 #pragma once
 
 #include <algorithm>
@@ -48,6 +52,9 @@ struct TransmissionNumbers {
                       delay, tag, payload);
 }
 
+/// A flow a NIC sends, by its slot there (Nic::start numbers them on each rank).
+using SentFlow = std::uint32_t;
+
 /// A cell of a NIC's own flow, chosen to go next.
 struct OwnCell {
   work::FlowId flow;
@@ -59,12 +66,13 @@ class Nic {
  public:
   static constexpr std::size_t kMaxBurst = 16;
 
-  /// `priorities` by flow; with the starvation guard on, keys are shifted up
-  /// by one (key 0 is for the flows it promotes). Numbers each GPU port's
+  /// `priorities` by coflow; with the starvation guard on, keys are shifted
+  /// up by one (key 0 is for the flows it promotes). Numbers each GPU port's
   /// events and picks the ports that may burst (in `ports`' link states).
-  /// `router`: which ports fail, and which GPUs relay.
-  Nic(const topo::Fabric& fabric, const work::Dag& dag, const NetworkOptions& options,
-      FlowPriorities priorities, Ports& ports, const Router& router);
+  /// `router`: which ports fail, and which GPUs relay. `sim`: which GPUs are
+  /// this rank's (their flows get slots).
+  Nic(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim,
+      const NetworkOptions& options, FlowPriorities priorities, Ports& ports, const Router& router);
 
   /// The numbers of a GPU port's transmission `n` (0-based): the one place
   /// the numbering is defined.
@@ -84,24 +92,25 @@ class Nic {
     return numbers_of(link, port_flows_[link].transmissions - 1);
   }
 
-  /// Flow `flow` starts at the port of `link`, with all its bytes to send
-  /// (behind a burst's cells, where one is on the wire).
-  void start(topo::LinkId link, work::FlowId flow, Bytes bytes, const core::Simulator& sim);
+  /// Flow `flow` of `coflow` starts at the port of `link`, with all its
+  /// bytes to send (behind a burst's cells, where one is on the wire); returns its slot.
+  SentFlow start(topo::LinkId link, work::FlowId flow, work::CoflowId coflow, Bytes bytes,
+                 const core::Simulator& sim);
   /// A flow moved to `link` from a failed port, with what it has left to send.
-  void move(topo::LinkId link, work::FlowId flow, const core::Simulator& sim) {
-    join(link, flow_key_[flow], flow, sim);
+  void move(topo::LinkId link, SentFlow s, const core::Simulator& sim) {
+    join(link, sent_[s].key, s, sim);
   }
-  /// The starvation guard: whether `flow`, last served at `link` a while ago,
-  /// is still waiting there at a key it can be promoted from; when it is
+  work::FlowId flow_of(SentFlow s) const { return work::FlowId{sent_[s].flow}; }
+  /// The starvation guard: whether flow `s`, last served at `link` a while
+  /// ago, is still waiting there at a key it can be promoted from; when it is
   /// promoted, key 0 puts it first.
-  bool waiting(work::FlowId flow) const { return to_send_[flow] > 0 && flow_key_[flow] != 0; }
-  Time last_served(work::FlowId flow) const { return last_served_[flow]; }
-  void promote(topo::LinkId link, work::FlowId flow) {
-    flow_key_[flow] = 0;
-    port_flows_[link].flows.push(0, flow);  // its old entry is skipped as stale
+  bool waiting(SentFlow s) const { return sent_[s].to_send > 0 && sent_[s].key != 0; }
+  Time last_served(SentFlow s) const { return last_served_[s]; }
+  void promote(topo::LinkId link, SentFlow s) {
+    sent_[s].key = 0;
+    port_flows_[link].flows.push(0, s);  // its old entry is skipped as stale
   }
-  bool guarded() const { return !last_served_.empty(); }
-  void served_at(work::FlowId flow, Time now) { last_served_[flow] = now; }
+  bool guarded() const { return guarded_; }
 
   /// The cell the port of `link` sends next from its own flows, in key order,
   /// round-robin within a key; a key whose front flow lacks credit lets the
@@ -110,28 +119,29 @@ class Nic {
                                         OwnCell& out) {
     KeyedFlows& own = port_flows_[link].flows;
     for (std::size_t g = 0; g < own.groups();) {
-      const work::FlowId f{own.front(g)};
-      if (to_send_[f] == 0 || flow_key_[f] != own.key(g)) {
+      const SentFlow s = own.front(g);
+      Sent& sent = sent_[s];
+      if (sent.to_send == 0 || sent.key != own.key(g)) {
         own.pop(g);  // promoted away or done: a stale entry
         port.has_own = !own.empty();
         continue;
       }
       // A flow the starvation guard promoted goes in class 0 all the way.
-      const int c = flow_key_[f] == 0 && guarded() ? 0 : flow_class_[f];
-      const Bytes bytes = std::min(cell_size, to_send_[f]);
+      const int c = sent.key == 0 && guarded() ? 0 : static_cast<int>(sent.cls);
+      const Bytes bytes = std::min(cell_size, static_cast<Bytes>(sent.to_send));
       if (port.credits[c] < bytes) {
         ++g;
         continue;
       }
-      to_send_[f] -= bytes;
-      if (guarded()) last_served_[f] = now;
-      if (to_send_[f] > 0) {
+      sent.to_send -= static_cast<std::uint64_t>(bytes);
+      if (guarded()) last_served_[s] = now;
+      if (sent.to_send > 0) {
         own.rotate(g);  // round robin among the flows of one key
       } else {
         own.pop(g);
         port.has_own = !own.empty();
       }
-      out = {f, c, bytes};
+      out = {work::FlowId{sent.flow}, c, bytes};
       return true;
     }
     return false;
@@ -148,16 +158,17 @@ class Nic {
   void drain(topo::LinkId link, Relocate&& relocate) {
     KeyedFlows& own = port_flows_[link].flows;
     while (!own.empty()) {
-      const work::FlowId f{own.front(0)};
-      const bool live = to_send_[f] > 0 && flow_key_[f] == own.key(0);
+      const SentFlow s = own.front(0);
+      const bool live = sent_[s].to_send > 0 && sent_[s].key == own.key(0);
       own.pop(0);
-      if (live) relocate(f);
+      if (live) relocate(s);
     }
   }
 
   bool idle(topo::LinkId link) const { return port_flows_[link].flows.empty(); }
   std::size_t key_groups(topo::LinkId link) const { return port_flows_[link].flows.groups(); }
-  std::uint8_t flow_class(work::FlowId flow) const { return flow_class_[flow]; }
+  /// Flows this rank's NICs have started.
+  std::size_t started() const { return sent_.size(); }
 
   /// For the engine's prefetch stages at a NIC port: its key groups, then the
   /// front flow, then what next_cell reads about that flow.
@@ -170,16 +181,14 @@ class Nic {
   void prefetch_front_flow(topo::LinkId link) const {
     const KeyedFlows& own = port_flows_[link].flows;
     if (own.empty()) return;
-    const std::uint32_t f = own.front(0);
-    core::prefetch(&to_send_[f]);
-    core::prefetch(&flow_key_[f]);
-    core::prefetch(&flow_class_[f]);
+    core::prefetch(&sent_[own.front(0)]);
   }
   void prefetch_port(topo::LinkId link) const { core::prefetch(&port_flows_[link]); }
 
-  /// Bytes the Nic takes per flow (none for the instant network), per link and per GPU.
-  static constexpr std::uint64_t kBytesPerFlow =
-      sizeof(Bytes) + sizeof(Time) + sizeof(std::uint32_t) + 1;
+  /// Bytes the Nic takes per flow it sends (none for the instant network;
+  /// more under the starvation guard), per link and per GPU.
+  static constexpr std::uint64_t kBytesPerFlow = 16;
+  static constexpr std::uint64_t kBytesPerGuardedFlow = kBytesPerFlow + sizeof(Time);
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                       const NetworkOptions& options);
 
@@ -204,8 +213,17 @@ class Nic {
     std::array<std::uint8_t, kMaxBurst> last{};
   };
 
+  /// What the Nic keeps of a flow it sends, read together for each cell.
+  struct Sent {
+    std::uint32_t flow;          // the DAG's
+    std::uint32_t key;           // NIC key (0: promoted by the guard)
+    std::uint64_t to_send : 56;  // bytes not yet cut into cells
+    std::uint64_t cls : 8;       // switch class
+  };
+  static_assert(sizeof(Sent) == kBytesPerFlow);
+
   /// A flow joins its port's key turn (behind a burst's cells, where one is on the wire).
-  void join(topo::LinkId link, std::uint32_t key, work::FlowId flow, const core::Simulator& sim);
+  void join(topo::LinkId link, std::uint32_t key, SentFlow s, const core::Simulator& sim);
   /// A burst's cell of `flow` starting at `at` (a NIC's own: no credit
   /// upstream, never delivered on send); returns when it has left.
   Time start_cell(topo::LinkId link, int cls, work::FlowId flow, Bytes bytes, Time at,
@@ -216,10 +234,11 @@ class Nic {
   std::vector<PortFlows> port_flows_;       // by link: at a GPU, its flows with bytes to send
   std::vector<Burst> bursts_;               // by LinkState::burst
   std::vector<std::uint32_t> gpu_min_key_;  // by GPU: the lowest key of the flows it sends
-  std::vector<std::uint8_t> flow_class_;    // by flow: switch class
-  std::vector<std::uint32_t> flow_key_;     // by flow: NIC key (0: promoted by the guard)
-  std::vector<Time> last_served_;           // by flow: when its NIC last sent a cell of it
-  std::vector<Bytes> to_send_;              // by flow: bytes not yet cut into cells
+  std::vector<std::uint32_t> coflow_key_;   // by coflow: its flows' NIC key
+  std::vector<std::uint8_t> coflow_class_;  // by coflow: its flows' switch class
+  bool guarded_ = false;                    // the starvation guard is on
+  std::vector<Sent> sent_;                  // by slot: the flows started here
+  std::vector<Time> last_served_;  // by slot, guarded: when its NIC last sent one of its cells
 };
 
 }  // namespace shoal::net
