@@ -46,7 +46,9 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   Model model(fabric, dag, sim, pilot_network(network), perturbations, {}, pilot_recording());
   model.initialize();
   const core::RunSummary summary = sim.run(model);
-  const RunResults results = model.results(self);
+  // One rank's records are the results: read in place, not gathered into a copy.
+  const std::span<const Time> flow_start = model.recorder().flow_starts();
+  const std::span<const Time> task_start = model.recorder().task_starts();
 
   PilotLoad pilot;
   pilot.events = summary.events;
@@ -62,8 +64,8 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   const Bytes cell = std::max<Bytes>(network.cell_size, 1);
   const auto& flows = dag.flows();
   for (std::size_t f = 0; f < flows.size(); ++f) {
-    const Time start = results.flow_start[f];
-    if (start < 0) continue;  // never started (a deadlock the real run reports)
+    const Time start = flow_start[f];
+    if (start == kTimeInfinity) continue;  // never started (a deadlock the real run reports)
     const std::uint64_t cells =
         std::max<std::uint64_t>(1, static_cast<std::uint64_t>((flows[f].bytes + cell - 1) / cell));
     const std::size_t s = slice_of(start);
@@ -72,8 +74,8 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   }
   const auto& tasks = dag.tasks();
   for (std::size_t t = 0; t < tasks.size(); ++t) {
-    const Time start = results.task_start[t];
-    if (start >= 0) pilot.load.load[std::size_t{tasks[t].gpu} * slices + slice_of(start)] += 1;
+    const Time start = task_start[t];
+    if (start != kTimeInfinity) pilot.load.load[std::size_t{tasks[t].gpu} * slices + slice_of(start)] += 1;
   }
   return pilot;
 }

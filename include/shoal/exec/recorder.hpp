@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "shoal/core/comm.hpp"
@@ -91,6 +92,12 @@ class Recorder {
   /// with the network's counts. The ranks' /link_util bins are widened to one
   /// width first.
   RunResults results(const core::Comm& comm, net::Network& network) const;
+
+  /// This rank's own records, without gathering them (a one-rank run's are
+  /// its results): when each flow (where flow starts are kept) and each task
+  /// started, kTimeInfinity where it did not start here.
+  std::span<const Time> flow_starts() const { return flow_start_; }
+  std::span<const Time> task_starts() const { return task_start_; }
 
   /// Bytes the recorder takes per flow, per coflow and per task (the rows
   /// waiting for the output file's flush included).
