@@ -2,11 +2,16 @@
 // Pure bookkeeping: it is told what finished where and answers with what
 // became ready there (tasks to compute, sender groups whose flows may start);
 // the executor does the rest. Every rule is local to a GPU (work/dag.hpp).
+//
+// Kept flat: a node is done at a GPU at a "site" (a task at its own GPU, or a
+// coflow at one of this rank's GPUs it touches), and each site's waiters are
+// one range of a single array. Maps keyed by (node, GPU) took about a hundred
+// bytes a site for the whole run.
 #pragma once
 
 #include <cstdint>
 #include <functional>
-#include <unordered_map>
+#include <span>
 #include <vector>
 
 #include "shoal/work/dag.hpp"
@@ -18,7 +23,7 @@ namespace shoal::exec {
 struct SenderGroup {
   work::CoflowId coflow;
   work::GpuId gpu = 0;
-  std::vector<work::FlowId> flows;
+  std::span<const work::FlowId> flows;
 };
 using SenderGroupId = core::DenseId<struct SenderGroupTag>;
 
@@ -44,7 +49,11 @@ class DependencyTracker {
   /// byte, at its sender when the acknowledgement returns.
   void flow_done_at(work::GpuId g, work::CoflowId coflow, Ready& out);
 
-  const SenderGroup& group(SenderGroupId g) const { return groups_[g]; }
+  SenderGroup group(SenderGroupId g) const {
+    const Group& group = groups_[g];
+    return {group.coflow, group.gpu,
+            std::span<const work::FlowId>(group_flows_).subspan(group.first, group.count)};
+  }
   std::size_t group_count() const { return groups_.size(); }
   /// Nodes (tasks and coflows) not yet done at the GPUs that track them.
   std::size_t pending() const { return pending_local_; }
@@ -54,20 +63,34 @@ class DependencyTracker {
     bool is_task;
     std::uint32_t index;  // task, or sender group
   };
-  static std::uint64_t key(work::NodeRef node, work::GpuId g) {
-    return (std::uint64_t{node.kind == work::NodeRef::Kind::kTask ? 0u : 1u} << 63) |
-           (std::uint64_t{node.index} << 24) | g;
-  }
-  void done_at(work::NodeRef node, work::GpuId g, Ready& out);
+  struct Group {
+    work::CoflowId coflow;
+    work::GpuId gpu = 0;
+    std::uint32_t first = 0;  // its flows: group_flows_[first, first + count)
+    std::uint32_t count = 0;
+  };
+  /// Sites: tasks first (by task id), then coflow sites.
+  std::uint32_t task_site(work::TaskId t) const { return t; }
+  std::uint32_t coflow_site(std::uint32_t slot) const { return task_count_ + slot; }
+  /// The coflow's slot at GPU g (one of this rank's that it touches), or
+  /// kNoSlot: a binary search among the coflow's GPUs here.
+  std::uint32_t slot_of(work::CoflowId coflow, work::GpuId g) const;
+  static constexpr std::uint32_t kNoSlot = ~std::uint32_t{0};
+  void done_at(std::uint32_t site, Ready& out);
   void release(const Waiter& w, Ready& out);
 
   const work::Dag& dag_;
-  std::vector<SenderGroup> groups_;
+  std::uint32_t task_count_ = 0;
+  std::vector<Group> groups_;
+  std::vector<work::FlowId> group_flows_;     // by group, each group's flows in flow order
   std::vector<std::uint32_t> task_waiting_;   // by task: unmet dependencies
   std::vector<bool> task_owned_;              // by task: on a GPU this rank tracks
   std::vector<std::uint32_t> group_waiting_;  // by group
-  std::unordered_map<std::uint64_t, std::vector<Waiter>> dependents_;  // (node, gpu)
-  std::unordered_map<std::uint64_t, std::uint32_t> coflow_left_;       // (coflow, gpu): flows left
+  std::vector<std::uint32_t> coflow_slots_;   // by coflow: its first slot (one more at the end)
+  std::vector<work::GpuId> slot_gpu_;         // by slot: the GPU, ascending within a coflow
+  std::vector<std::uint32_t> slot_left_;      // by slot: the coflow's flows left at that GPU
+  std::vector<std::uint32_t> waiters_first_;  // by site: its waiters' first (one more at the end)
+  std::vector<Waiter> waiters_;               // by site, in the order they were added
   std::size_t pending_local_ = 0;
 };
 
