@@ -86,11 +86,24 @@ exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
   return recording;
 }
 
-std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record) {
+namespace {
+
+/// Flows that rank `rank`'s GPUs send under the setup's partition.
+std::uint64_t flows_sent_on(const RunSetup& setup, int rank) {
+  const topo::Fabric& fabric = *setup.fabric;
+  const std::vector<std::int32_t> owner = setup.partition->entity_ranks(fabric.layout());
+  std::uint64_t sent = 0;
+  for (const work::Flow& f : setup.dag.flows()) sent += owner[fabric.gpu_node(f.src)] == rank;
+  return sent;
+}
+
+}  // namespace
+
+std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, int rank) {
   net::NetworkOptions options = setup.network;
   options.record = record;
   return exec::Model::estimate_bytes(*setup.fabric, setup.dag, options,
-                                     recording_for(setup, record));
+                                     recording_for(setup, record), flows_sent_on(setup, rank));
 }
 
 namespace {
@@ -115,7 +128,7 @@ std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int r
 void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool record,
                   std::uint64_t limit) {
   const std::uint64_t bins = estimate_link_util_bytes(setup, record, rank);
-  const std::uint64_t more = estimate_run_bytes(setup, record) + bins;
+  const std::uint64_t more = estimate_run_bytes(setup, record, rank) + bins;
   const std::uint64_t now = resident_bytes();
   const std::string what =
       "memory: this run needs about " + gib(now + more) + " per rank (" + gib(now) +

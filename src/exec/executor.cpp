@@ -128,9 +128,10 @@ void Executor::handle(const core::Event& ev, core::Simulator& sim, net::Network&
   throw Error("internal: unknown event kind " + std::to_string(EventTag::kind_of(ev.tag)));
 }
 
-std::uint64_t Executor::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag) {
+std::uint64_t Executor::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                       std::uint64_t flows_sent) {
   // A task's place in its GPU's queue, and the flows' in their sender groups.
-  return dag.tasks().size() * sizeof(TaskId) + dag.flows().size() * sizeof(work::FlowId) +
+  return dag.tasks().size() * sizeof(TaskId) + flows_sent * sizeof(work::FlowId) +
          std::uint64_t{fabric.gpu_count()} * sizeof(Gpu);
 }
 

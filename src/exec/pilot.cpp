@@ -30,7 +30,9 @@ RecorderOptions pilot_recording() {
 
 std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                    const net::NetworkOptions& network) {
-  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording());
+  // One rank runs the whole DAG.
+  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(),
+                               dag.flows().size());
 }
 
 PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
@@ -75,7 +77,8 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   const auto& tasks = dag.tasks();
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     const Time start = task_start[t];
-    if (start != kTimeInfinity) pilot.load.load[std::size_t{tasks[t].gpu} * slices + slice_of(start)] += 1;
+    if (start != kTimeInfinity)
+      pilot.load.load[std::size_t{tasks[t].gpu} * slices + slice_of(start)] += 1;
   }
   return pilot;
 }

@@ -8,11 +8,11 @@
 namespace shoal::net {
 
 std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const NetworkOptions& options) {
+                                      const NetworkOptions& options, std::uint64_t flows_sent) {
   // Per flow: the bytes received (the router keeps nothing per flow).
   const std::uint64_t per_flow = sizeof(Bytes);
   const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
-  return dag.flows().size() * per_flow + Nic::estimate_bytes(fabric, dag, options) +
+  return dag.flows().size() * per_flow + Nic::estimate_bytes(fabric, dag, options, flows_sent) +
          Ports::estimate_bytes(fabric, dag, options) + fabric.node_count() * per_node;
 }
 

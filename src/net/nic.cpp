@@ -182,12 +182,11 @@ bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator&
 }
 
 std::uint64_t Nic::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                  const NetworkOptions& options) {
-  // Counted as if one rank sent every flow.
+                                  const NetworkOptions& options, std::uint64_t flows_sent) {
   const std::uint64_t per_flow = options.instant                             ? 0
                                  : options.starvation_after != kTimeInfinity ? kBytesPerGuardedFlow
                                                                              : kBytesPerFlow;
-  return dag.flows().size() * per_flow + dag.coflows().size() * 5 +
+  return flows_sent * per_flow + dag.coflows().size() * 5 +
          fabric.link_count() * sizeof(PortFlows) +
          std::uint64_t{fabric.gpu_count()} * (core::kStreams - 1) * sizeof(Burst);
 }

@@ -50,8 +50,10 @@ class Executor {
   void flow_acknowledged(work::FlowId flow, Time received_at, core::Simulator& sim,
                          net::Network& network);
 
-  /// Bytes the executor takes per task and per GPU.
-  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag);
+  /// Bytes the executor takes per task, per GPU and per flow this rank's GPUs
+  /// send (`flows_sent`).
+  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                      std::uint64_t flows_sent);
 
  private:
   struct Gpu {

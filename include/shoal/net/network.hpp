@@ -56,10 +56,10 @@ class Network {
           FlowPriorities priorities, FlowEvents& events);
 
   /// Bytes one rank's network will allocate for this fabric and DAG (per flow,
-  /// per link and per node, the cells in flight): part of the resource guard's
-  /// estimate, made before building.
+  /// per flow its GPUs send (`flows_sent`), per link and per node, the cells
+  /// in flight): part of the resource guard's estimate, made before building.
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const NetworkOptions& options);
+                                      const NetworkOptions& options, std::uint64_t flows_sent);
 
   /// The order the engine should take a window's events in for this fabric
   /// and cell size: atom by atom where the fabric is large (at least

@@ -190,7 +190,7 @@ class Nic {
   static constexpr std::uint64_t kBytesPerFlow = 16;
   static constexpr std::uint64_t kBytesPerGuardedFlow = kBytesPerFlow + sizeof(Time);
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const NetworkOptions& options);
+                                      const NetworkOptions& options, std::uint64_t flows_sent);
 
  private:
   /// A NIC port's own flows, and how many transmissions it has numbered.
