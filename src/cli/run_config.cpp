@@ -5,6 +5,9 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
@@ -17,6 +20,20 @@
 #include "shoal/work/workload_config.hpp"
 
 namespace shoal::cli {
+
+namespace {
+
+/// Hands the heap's free pages back to the system. Building the DAG frees
+/// many small blocks (dependency names, the generator's scratch), and the
+/// pilot its whole model; the allocator keeps them resident, while the
+/// run's large arrays are mapped afresh and never reuse them.
+void release_free_heap() {
+#ifdef __GLIBC__
+  ::malloc_trim(0);
+#endif
+}
+
+}  // namespace
 
 core::Partition weighted_partition(const exec::RunSetup& setup, int ranks) {
   const topo::Fabric& fabric = *setup.fabric;
@@ -51,6 +68,7 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   setup.network = net::read_network_options(config);
   work::Workload workload =
       work::read_workload(config, fabric.gpu_count(), fabric.gpus_per_server(), setup.dag);
+  release_free_heap();
   setup.workload = std::move(workload.name);
   setup.jobs = std::move(workload.jobs);
   setup.perturbations = exec::read_perturbations(config, fabric);
@@ -77,6 +95,7 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   } catch (const Error& e) {
     throw Error("config " + config.path() + ": run.partition: " + e.what());
   }
+  release_free_heap();
   // Once every file was found and read: what /meta keeps of them.
   setup.inputs = config::snapshot_inputs(config.inputs(), setup.embed_limit);
 }
