@@ -131,7 +131,11 @@ void Executor::handle(const core::Event& ev, core::Simulator& sim, net::Network&
 std::uint64_t Executor::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                        std::uint64_t flows_sent) {
   // A task's place in its GPU's queue, and the flows' in their sender groups.
-  return dag.tasks().size() * sizeof(TaskId) + flows_sent * sizeof(work::FlowId) +
+  // The tracker's sender group (16 bytes) and the coflow's site at its sender
+  // and at its receivers (12 each) are shared by the flows a GPU sends in one
+  // coflow: a word per flow where each sends a dozen or more (the tracker's
+  // share per task is the recorder's).
+  return dag.tasks().size() * sizeof(TaskId) + flows_sent * 2 * sizeof(work::FlowId) +
          std::uint64_t{fabric.gpu_count()} * sizeof(Gpu);
 }
 

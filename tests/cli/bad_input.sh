@@ -190,8 +190,8 @@ expect_error run-unknown-partition "config $src/configs/examples/fat-tree-64.tom
   run2 run "$src/configs/examples/fat-tree-64.toml" --set run.partition=pods
 # The resource guard: a run that cannot fit is refused before it is built, on
 # every rank; a workload whose DAG alone outgrows the limit, while it is built.
-expect_error memory-guard "for the network and engine), over run.memory_limit = 150 MiB; raise the limit, use larger cells or a smaller workload" \
-  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=150MiB
+expect_error memory-guard "for the network and engine), over run.memory_limit = 120 MiB; raise the limit, use larger cells or a smaller workload" \
+  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=120MiB
 # The /link_util bins count too: with no run.end they fill their cap's share
 # on each rank, and the error names the cap.
 expect_error memory-guard-link-util "GB for the /link_util bins), over run.memory_limit = 1 GiB; raise the limit, use larger cells, a smaller [output] link_util_memory (or link_util_top = 0) or a smaller workload" \
