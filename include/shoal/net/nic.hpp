@@ -167,8 +167,6 @@ class Nic {
 
   bool idle(topo::LinkId link) const { return port_flows_[link].flows.empty(); }
   std::size_t key_groups(topo::LinkId link) const { return port_flows_[link].flows.groups(); }
-  /// Flows this rank's NICs have started.
-  std::size_t started() const { return sent_.size(); }
 
   /// For the engine's prefetch stages at a NIC port: its key groups, then the
   /// front flow, then what next_cell reads about that flow.
