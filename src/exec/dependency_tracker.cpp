@@ -71,13 +71,6 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
       ++task_waiting_[t];
     }
   }
-  // Does coflow c have a flow to or from g?
-  auto touches = [&](std::uint32_t c, GpuId g) {
-    for (const Flow& f : dag.flows_of(coflows[c])) {
-      if (f.src == g || f.dst == g) return true;
-    }
-    return false;
-  };
   // One sender group per owned sender of each coflow, by GPU, its flows in order.
   std::vector<std::pair<GpuId, FlowId>> sends;
   for (std::uint32_t c = 0; c < coflows.size(); ++c) {
@@ -99,8 +92,10 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
       groups_.push_back(group);
       std::uint32_t waiting = 0;
       for (const NodeRef dep : coflow.after) {
-        const bool concerns = dep.kind == NodeRef::Kind::kTask ? tasks[dep.index].gpu == gpu
-                                                               : touches(dep.index, gpu);
+        // A coflow concerns the sender where it has a site (a flow to or from it).
+        const bool concerns = dep.kind == NodeRef::Kind::kTask
+                                  ? tasks[dep.index].gpu == gpu
+                                  : slot_of(work::CoflowId{dep.index}, gpu) != kNoSlot;
         if (!concerns) continue;
         added.push_back({site_of(dep, gpu), {false, g}});
         ++waiting;
