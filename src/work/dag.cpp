@@ -37,7 +37,7 @@ std::string_view coflow_type_name(CoflowType type) {
 
 void Dag::add_name(const std::string& name, NodeRef node) {
   if (name.empty()) throw Error("a task or coflow needs a non-empty name");
-  if (!names_.insert(name, node, [this](NodeRef n) -> std::string_view { return this->name(n); })) {
+  if (!names_.insert(name, node, name_of())) {
     throw Error("name \"" + name + "\" is used twice (task and coflow names must be unique)");
   }
   resolved_ = false;
@@ -87,7 +87,7 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
 }
 
 std::optional<NodeRef> Dag::find(std::string_view name) const {
-  return names_.find(name, [this](NodeRef n) -> std::string_view { return this->name(n); });
+  return names_.find(name, name_of());
 }
 
 const std::string& Dag::name(NodeRef node) const {

@@ -120,6 +120,10 @@ class Dag {
 
  private:
   void add_name(const std::string& name, NodeRef node);
+  /// For the name index: a node's name, as the node holds it.
+  NameIndex::NameOf name_of() const {
+    return [this](NodeRef n) -> std::string_view { return name(n); };
+  }
   std::string describe(NodeRef node) const;
 
   std::vector<ComputeTask> tasks_;
