@@ -350,8 +350,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       options.check = options.check || args.check;
       model = std::make_unique<exec::Model>(
           *setup.fabric, setup.dag, *sim, options, setup.perturbations,
-          net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls),
-          recording_for(setup, hdf5));
+          net::FlowPriorities{priorities.key, priorities.cls}, recording_for(setup, hdf5));
       if (h5) h5->attach(*model);
       model->initialize();
     });

@@ -33,10 +33,9 @@ struct OneRank {
     net::NetworkOptions options = setup.network;
     options.record = false;
     // Only events are counted.
-    model = std::make_unique<Model>(
-        *setup.fabric, setup.dag, sim, options, setup.perturbations,
-        net::FlowPriorities::of_coflows(setup.dag, priorities.key, priorities.cls),
-        RecorderOptions::coflows_only());
+    model = std::make_unique<Model>(*setup.fabric, setup.dag, sim, options, setup.perturbations,
+                                    net::FlowPriorities{priorities.key, priorities.cls},
+                                    RecorderOptions::coflows_only());
     model->initialize();
   }
   core::Partition partition;

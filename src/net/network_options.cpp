@@ -22,18 +22,4 @@ void validate(const NetworkOptions& options) {
   }
 }
 
-FlowPriorities FlowPriorities::of_coflows(const work::Dag& dag,
-                                          std::span<const std::uint32_t> coflow_key,
-                                          std::span<const std::uint8_t> coflow_class) {
-  FlowPriorities p;
-  if (coflow_key.empty() && coflow_class.empty()) return p;
-  if (coflow_key.size() != dag.coflows().size() || coflow_class.size() != dag.coflows().size()) {
-    throw Error("internal: priorities for " + std::to_string(coflow_key.size()) +
-                " coflows, DAG has " + std::to_string(dag.coflows().size()));
-  }
-  p.key.assign(coflow_key.begin(), coflow_key.end());
-  p.cls.assign(coflow_class.begin(), coflow_class.end());
-  return p;
-}
-
 }  // namespace shoal::net

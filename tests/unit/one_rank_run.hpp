@@ -17,11 +17,11 @@
 
 namespace shoal::test {
 
-/// What a policy enforces for each flow of `dag` (sched::coflow_priorities, by flow).
+/// What a policy enforces for each coflow of `dag` (sched::coflow_priorities).
 inline net::FlowPriorities priorities_of(const work::Dag& dag, const topo::Fabric& fabric,
                                          const sched::PolicyConfig& config) {
   const sched::CoflowPriorities p = sched::coflow_priorities(dag, fabric, config);
-  return net::FlowPriorities::of_coflows(dag, p.key, p.cls);
+  return net::FlowPriorities{p.key, p.cls};
 }
 
 struct OneRankRun {

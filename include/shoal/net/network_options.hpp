@@ -91,10 +91,7 @@ void validate(const NetworkOptions& options);
 struct FlowPriorities {
   std::vector<std::uint32_t> key;  // by coflow: its flows' NIC key
   std::vector<std::uint8_t> cls;   // by coflow: its flows' switch class
-
-  /// Checked against the DAG's coflows.
-  static FlowPriorities of_coflows(const work::Dag& dag, std::span<const std::uint32_t> coflow_key,
-                                   std::span<const std::uint8_t> coflow_class);
+  // The Nic checks both against the DAG's coflows.
 };
 
 }  // namespace shoal::net
