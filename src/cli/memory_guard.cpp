@@ -1,6 +1,7 @@
 #include "memory_guard.hpp"
 
 #include <spdlog/spdlog.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -76,6 +77,32 @@ std::uint64_t resident_bytes() {
 
 std::string gib(std::uint64_t bytes) { return format_bytes_short(static_cast<Bytes>(bytes)); }
 
+/// Bytes free to this user in the file system that holds `folder` (unknown
+/// where it cannot be asked).
+std::uint64_t free_disk_bytes(const std::string& folder) {
+  struct ::statvfs fs {};
+  if (::statvfs(folder.c_str(), &fs) != 0) return kUnknown;
+  return static_cast<std::uint64_t>(fs.f_bavail) * static_cast<std::uint64_t>(fs.f_frsize);
+}
+
+/// The /link_util bins settle in scratch files beside the output: all ranks'
+/// together must fit in what that disk has free.
+void check_scratch(const RunSetup& setup, bool record, const std::string& scratch) {
+  net::NetworkOptions options = setup.network;
+  options.record = record;
+  options.link_util_scratch = scratch;
+  const std::uint64_t need = net::LinkMeters::estimate_scratch_bytes(
+      *setup.fabric, options, setup.perturbations.links, setup.engine.end_time);
+  if (need == 0) return;
+  const std::uint64_t free = free_disk_bytes(scratch);
+  if (free != kUnknown && need > free) {
+    throw Error("/link_util: its bins need about " + gib(need) + " of scratch space in " + scratch +
+                " (beside the output file) and it has " + gib(free) +
+                " free; use a smaller [output] link_util_memory, a wider link_util_bin or "
+                "link_util_top = 0");
+  }
+}
+
 }  // namespace
 
 exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
@@ -108,11 +135,14 @@ std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, int rank) {
 
 namespace {
 
-/// Bytes rank `rank`'s /link_util bins will take at most (0 unless `record`):
-/// its share of [output] link_util_memory, or less in a run with a run.end.
-std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int rank) {
+/// Bytes rank `rank`'s /link_util bins will take in memory at most (0 unless
+/// `record`): its share of [output] link_util_memory, or less in a run with a
+/// run.end; with a scratch folder, the blocks not yet settled.
+std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int rank,
+                                       const std::string& scratch) {
   net::NetworkOptions options = setup.network;
   options.record = record;
+  options.link_util_scratch = scratch;
   const topo::Fabric& fabric = *setup.fabric;
   const std::vector<std::int32_t> owner = setup.partition->entity_ranks(fabric.layout());
   std::uint64_t links_here = 0;
@@ -126,8 +156,9 @@ std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int r
 }  // namespace
 
 void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool record,
-                  std::uint64_t limit) {
-  const std::uint64_t bins = estimate_link_util_bytes(setup, record, rank);
+                  std::uint64_t limit, const std::string& scratch) {
+  check_scratch(setup, record, scratch);
+  const std::uint64_t bins = estimate_link_util_bytes(setup, record, rank, scratch);
   const std::uint64_t more = estimate_run_bytes(setup, record, rank) + bins;
   const std::uint64_t now = resident_bytes();
   const std::string what =

@@ -25,9 +25,11 @@ std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, int rank);
 /// network's and engine's, its /link_util bins') exceeds `limit` (per rank, 0:
 /// none), or when those times the ranks on this node
 /// (core::Comm::ranks_on_node) exceed the memory the node, or the job's
-/// cgroup, has available.
+/// cgroup, has available. `scratch`: where the /link_util bins settle (the
+/// output file's folder; empty: they stay in memory); an Error too when all
+/// ranks' bins would not fit in the space free there.
 void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool record,
-                  std::uint64_t limit);
+                  std::uint64_t limit, const std::string& scratch = {});
 
 /// The guard before a weighted partition's pilot run (exec/pilot.hpp), which
 /// builds a model of the whole workload on every rank: an Error when its

@@ -196,6 +196,12 @@ struct PolicyOutcome {
   RunResults results;
 };
 
+/// The folder an output file is written in.
+std::string output_folder(const std::string& file) {
+  const std::filesystem::path folder = std::filesystem::path(file).parent_path();
+  return folder.empty() ? "." : folder.string();
+}
+
 std::string output_for(const std::string& output, const std::string& policy, bool several) {
   if (output.empty() || !several) return output;
   const std::filesystem::path p(output);
@@ -337,7 +343,8 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
     sched::CoflowPriorities priorities;
     const std::string name = sched::policy_name(policy);
     const bool built = setup_everywhere(world, [&] {
-      check_memory(world.rank(), ranks_on_node, setup, hdf5, setup.memory_limit);
+      check_memory(world.rank(), ranks_on_node, setup, hdf5, setup.memory_limit,
+                   hdf5 ? output_folder(output_for(output, name, several)) : std::string());
       if (hdf5) {
         h5 = std::make_unique<output::RunOutput>(world, output_for(output, name, several),
                                                  args.force, setup.output_flows);
@@ -347,6 +354,8 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       priorities = sched::coflow_priorities(setup.dag, *setup.fabric, policy);
       net::NetworkOptions options = setup.network;
       options.record = hdf5;
+      // The /link_util bins wait beside the output file, on the disk chosen for results.
+      if (hdf5) options.link_util_scratch = output_folder(output_for(output, name, several));
       options.check = options.check || args.check;
       model = std::make_unique<exec::Model>(
           *setup.fabric, setup.dag, *sim, options, setup.perturbations,

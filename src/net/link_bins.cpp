@@ -1,6 +1,8 @@
 #include "shoal/net/link_bins.hpp"
 
 #include <algorithm>
+#include <cstddef>
+#include <cstring>
 #include <limits>
 #include <utility>
 
@@ -46,6 +48,9 @@ void LinkBins::widen() {
       width_ > std::numeric_limits<Time>::max() / 2 ? std::numeric_limits<Time>::max() : width_ * 2;
   max_bytes_per_bin_ = doubled(max_bytes_per_bin_);
   rows_ = (rows_ + 1) / 2;
+  ++level_;
+  // Old block k lands in new block k / 2: one that holds an unspilled old block is not settled.
+  settled_blocks_ /= 2;
   const std::uint64_t old_bytes = held_bytes_;  // freed once merged
   if (wide_) {
     std::vector<std::vector<std::uint64_t>> merged;
@@ -102,6 +107,67 @@ void LinkBins::column(std::uint32_t link, std::span<std::uint64_t> out) const {
     const auto block = static_cast<std::size_t>(b / kRowsPerBlock);
     const std::size_t i = offset(b, column_of_[link]);
     out[b] = wide_ ? read(wide_blocks_, block, i) : read(narrow_blocks_, block, i);
+  }
+  if (!spilled_.empty()) read_spilled(column_of_[link], out);
+}
+
+template <class Count>
+void LinkBins::spill_blocks(std::vector<std::vector<Count>>& blocks, std::uint64_t until) {
+  until = std::min<std::uint64_t>(until, blocks.size());
+  std::vector<Count> by_column;
+  for (std::uint64_t k = settled_blocks_; k < until; ++k) {
+    std::vector<Count>& block = blocks[static_cast<std::size_t>(k)];
+    if (block.empty()) continue;
+    // Column by column: the end reads a few columns of every block. In tiles
+    // of 16 columns, so that what one tile writes stays in cache.
+    by_column.resize(block.size());
+    constexpr std::size_t kTile = 16;
+    for (std::size_t c0 = 0; c0 < columns_; c0 += kTile) {
+      const std::size_t c1 = std::min(columns_, c0 + kTile);
+      for (std::size_t r = 0; r < kRowsPerBlock; ++r) {
+        for (std::size_t c = c0; c < c1; ++c)
+          by_column[c * kRowsPerBlock + r] = block[r * columns_ + c];
+      }
+    }
+    const std::uint64_t offset = spill_->append(std::as_bytes(std::span(by_column)));
+    spilled_.push_back({level_, sizeof(Count) == 8, k, offset});
+    held_bytes_ -= block.size() * sizeof(Count);
+    std::vector<Count>().swap(block);
+  }
+  settled_blocks_ = std::max(settled_blocks_, until);
+}
+
+void LinkBins::settle(Time floor) {
+  if (!spill_ || floor <= 0) return;
+  // Block k ends at (k + 1) x kRowsPerBlock bins: settled once that is at most floor.
+  const std::uint64_t until = static_cast<std::uint64_t>(floor / width_) / kRowsPerBlock;
+  if (until <= settled_blocks_) return;
+  if (wide_) {
+    spill_blocks(wide_blocks_, until);
+  } else {
+    spill_blocks(narrow_blocks_, until);
+  }
+}
+
+void LinkBins::read_spilled(std::uint32_t column, std::span<std::uint64_t> out) const {
+  std::vector<std::byte> raw(kRowsPerBlock * sizeof(std::uint64_t));
+  for (const Spilled& s : spilled_) {
+    const std::size_t size = s.wide ? sizeof(std::uint64_t) : sizeof(std::uint32_t);
+    const std::span<std::byte> counts(raw.data(), kRowsPerBlock * size);
+    spill_->read(s.offset + std::uint64_t{column} * kRowsPerBlock * size, counts);
+    const std::uint32_t shift = level_ - s.level;  // each widening since merged pairs of bins
+    for (std::uint64_t r = 0; r < kRowsPerBlock; ++r) {
+      std::uint64_t count = 0;
+      if (s.wide) {
+        std::memcpy(&count, raw.data() + r * size, size);
+      } else {
+        std::uint32_t narrow = 0;
+        std::memcpy(&narrow, raw.data() + r * size, size);
+        count = narrow;
+      }
+      const std::uint64_t bin = shift >= 64 ? 0 : (s.block * kRowsPerBlock + r) >> shift;
+      if (count != 0 && bin < out.size()) out[static_cast<std::size_t>(bin)] += count;
+    }
   }
 }
 

@@ -26,6 +26,9 @@ LinkMeters::LinkMeters(const topo::Fabric& fabric, const NetworkOptions& options
   }
   bins_ = LinkBins(std::move(column_of), columns, options.link_util_bin,
                    bin_bytes(fastest, options), max_rows(fabric, options));
+  if (!options.link_util_scratch.empty()) {
+    bins_.spill_to(core::ScratchFile(options.link_util_scratch, "/link_util"));
+  }
 }
 
 std::uint64_t LinkMeters::bin_bytes(BitsPerSecond fastest, const NetworkOptions& options) {
@@ -44,25 +47,51 @@ std::uint64_t LinkMeters::max_rows(const topo::Fabric& fabric, const NetworkOpti
          (std::uint64_t{4} * std::max<std::uint64_t>(fabric.link_count(), 1));
 }
 
+std::uint64_t LinkMeters::all_bin_bytes(const topo::Fabric& fabric, const NetworkOptions& options,
+                                        std::span<const LinkPerturbation> perturbations,
+                                        std::uint64_t links, Time end) {
+  const std::uint64_t rows_cap = std::max(max_rows(fabric, options), LinkBins::kMinRows);
+  return LinkBins::estimate_bytes(links, options.link_util_bin,
+                                  most_per_bin(fabric, options, perturbations), rows_cap, end);
+}
+
+std::uint64_t LinkMeters::most_per_bin(const topo::Fabric& fabric, const NetworkOptions& options,
+                                       std::span<const LinkPerturbation> perturbations) {
+  BitsPerSecond fastest = 0;
+  for (LinkId l = 0; l < fabric.link_count(); ++l) fastest = std::max(fastest, fabric.link(l).rate);
+  for (const LinkPerturbation& p : perturbations) fastest = std::max(fastest, p.rate);
+  return bin_bytes(fastest, options);
+}
+
 std::uint64_t LinkMeters::estimate_bin_bytes(const topo::Fabric& fabric,
                                              const NetworkOptions& options,
                                              std::span<const LinkPerturbation> perturbations,
                                              std::uint64_t links_here, Time end) {
   if (!options.record || options.link_util_bin <= 0 || options.link_util_top == 0) return 0;
-  BitsPerSecond fastest = 0;
-  for (LinkId l = 0; l < fabric.link_count(); ++l) fastest = std::max(fastest, fabric.link(l).rate);
-  for (const LinkPerturbation& p : perturbations) fastest = std::max(fastest, p.rate);
-  const std::uint64_t rows_cap = std::max(max_rows(fabric, options), LinkBins::kMinRows);
-  const std::uint64_t bins = LinkBins::estimate_bytes(links_here, options.link_util_bin,
-                                                      bin_bytes(fastest, options), rows_cap, end);
+  const std::uint64_t bins = options.link_util_scratch.empty()
+                                 ? all_bin_bytes(fabric, options, perturbations, links_here, end)
+                                 : LinkBins::estimate_settled_bytes(
+                                       links_here, most_per_bin(fabric, options, perturbations));
   // At the end, the busiest links' bins in 64-bit counters: this rank's, and
   // rank 0's sum of all ranks'.
+  const std::uint64_t rows_cap = std::max(max_rows(fabric, options), LinkBins::kMinRows);
   const std::uint64_t rows =
       end == kTimeInfinity
           ? rows_cap
           : std::min(rows_cap, static_cast<std::uint64_t>(end / options.link_util_bin) + 2);
   const std::uint64_t top = std::min<std::uint64_t>(options.link_util_top, fabric.link_count());
   return bins + 2 * top * rows * sizeof(std::uint64_t);
+}
+
+std::uint64_t LinkMeters::estimate_scratch_bytes(const topo::Fabric& fabric,
+                                                 const NetworkOptions& options,
+                                                 std::span<const LinkPerturbation> perturbations,
+                                                 Time end) {
+  if (!options.record || options.link_util_bin <= 0 || options.link_util_top == 0 ||
+      options.link_util_scratch.empty()) {
+    return 0;
+  }
+  return all_bin_bytes(fabric, options, perturbations, fabric.link_count(), end);
 }
 
 }  // namespace shoal::net

@@ -192,11 +192,12 @@ expect_error run-unknown-partition "config $src/configs/examples/fat-tree-64.tom
 # every rank; a workload whose DAG alone outgrows the limit, while it is built.
 expect_error memory-guard "for the network and engine), over run.memory_limit = 120 MiB; raise the limit, use larger cells or a smaller workload" \
   run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=120MiB
-# The /link_util bins count too: with no run.end they fill their cap's share
-# on each rank, and the error names the cap.
-expect_error memory-guard-link-util "GB for the /link_util bins), over run.memory_limit = 1 GiB; raise the limit, use larger cells, a smaller [output] link_util_memory (or link_util_top = 0) or a smaller workload" \
+# The /link_util bins settle in scratch files beside the output: with no
+# run.end they fill their cap, which must fit in the space free there, and
+# the error names the cap.
+expect_error link-util-scratch "PB of scratch space in $dir (beside the output file) and it has " \
   run2 run "$src/configs/examples/qwen-1024.toml" -o "$dir/link-util-guard.h5" \
-  --set output.link_util_memory=8GiB --set run.memory_limit=1GiB
+  --set output.link_util_memory=1000TiB
 expect_error memory-guard-dag "flows, and it is not done: " \
   run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=60MiB
 expect_error memory-guard-dag-limit ", over run.memory_limit = 60 MiB; raise the limit or use a smaller workload" \

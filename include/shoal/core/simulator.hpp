@@ -122,6 +122,13 @@ class Simulator {
     return a < current_atom_ ? sub_end_ : a == current_atom_ ? now_ : sub_start_;
   }
 
+  /// The earliest time at which any of this rank's entities may next handle
+  /// an event: the least floor() over them.
+  Time rank_floor() const {
+    if (!atom_order_) return now_;
+    return sub_end_ == kNoSubWindow ? done_until_ : sub_start_;
+  }
+
   /// Schedules an event from the current entity to `target` at now() + delay.
   /// delay >= 0; to another rank's entity it must be at least the lookahead.
   [[gnu::always_inline]] void send(EntityId target, Time delay, std::uint32_t tag,

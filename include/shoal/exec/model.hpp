@@ -68,12 +68,14 @@ class Model final : public net::FlowEvents {
   /// collective flush).
   void after_sync(core::Simulator& sim) {
     if (check_) network_.check_ports();
+    network_.settle_meters(sim.rank_floor());
     if (sync_hook_) sync_hook_(sim);
   }
   /// Called by the engine every 65,536 events on this rank (one rank has a
   /// single unbounded window, so after_sync alone would check too rarely).
-  void every_batch(core::Simulator&) {
+  void every_batch(core::Simulator& sim) {
     if (check_) network_.check_ports();
+    network_.settle_meters(sim.rank_floor());
     if (batch_hook_) batch_hook_();
   }
   void set_sync_hook(std::function<void(const core::Simulator&)> hook) {

@@ -11,14 +11,24 @@
 // halves the memory; the table grows with simulated time, a row per bin, up to
 // a row limit: a bin past it widens every bin to twice its width (pairs of rows
 // merged), so a long run keeps its bins within a fixed memory.
+//
+// The busiest links are known only at the end, so every bin of every link is
+// kept until then. With a scratch file (spill_to), a block whose time the
+// rank's clock has passed (settle) goes to the file, a column after another,
+// and leaves memory: the run then holds a block or two, and the end reads
+// back the few columns it reports. A block spilled before a widening stays at
+// its width; reading it back merges its rows as the widening would have, so
+// the counts are the same as if it had stayed.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <span>
 #include <vector>
 
+#include "shoal/core/scratch_file.hpp"
 #include "shoal/core/units.hpp"
 
 namespace shoal::net {
@@ -86,6 +96,23 @@ class LinkBins {
   /// The most bytes the counters' blocks held at once so far (a widening holds
   /// the old blocks and the merged ones together).
   std::uint64_t peak_bytes() const { return peak_bytes_; }
+  /// From now on, blocks that settle() passes go to `file`.
+  void spill_to(core::ScratchFile file) { spill_.emplace(std::move(file)); }
+  /// Nothing will be added before `floor` (every cell sent from now on starts
+  /// at or after it): with a scratch file, the blocks that end by then are
+  /// written to it and freed. Were a later add to land in such a block all
+  /// the same, it would be counted in memory and read back with the rest.
+  void settle(Time floor);
+  /// Bytes written to the scratch file.
+  std::uint64_t spilled_bytes() const { return spill_ ? spill_->size() : 0; }
+  /// The most bytes the blocks a run with a scratch file holds at once: those
+  /// a stretch between two settle() calls writes, with a margin, in the
+  /// counters a widening would bring.
+  static std::uint64_t estimate_settled_bytes(std::uint64_t columns,
+                                              std::uint64_t max_bytes_per_bin) {
+    const std::uint64_t counter = needs_wide(doubled(max_bytes_per_bin)) ? 8 : 4;
+    return kLiveBlocks * kRowsPerBlock * columns * counter;
+  }
   /// Widens the bins until they are `width` wide (the first width times a
   /// power of two, at least the current one): ranks agree on one width before
   /// their bins are summed.
@@ -95,6 +122,19 @@ class LinkBins {
 
  private:
   static constexpr std::uint64_t kRowsPerBlock = 64;
+  static constexpr std::uint64_t kLiveBlocks = 4;
+  /// A block in the scratch file: its counters column by column (kRowsPerBlock
+  /// a column), at the width it had after `level` widenings.
+  struct Spilled {
+    std::uint32_t level = 0;
+    bool wide = false;
+    std::uint64_t block = 0;
+    std::uint64_t offset = 0;
+  };
+  template <class Count>
+  void spill_blocks(std::vector<std::vector<Count>>& blocks, std::uint64_t until);
+  /// Adds link column `column`'s spilled counts, merged to the current width, to `out`.
+  void read_spilled(std::uint32_t column, std::span<std::uint64_t> out) const;
   /// Where bin `bin` of column `column` lies in its block (row-major).
   std::size_t offset(std::uint64_t bin, std::uint32_t column) const {
     return static_cast<std::size_t>(bin % kRowsPerBlock) * columns_ + column;
@@ -149,6 +189,10 @@ class LinkBins {
   std::vector<std::vector<std::uint64_t>> wide_blocks_;
   std::uint64_t held_bytes_ = 0;  // in the blocks allocated
   std::uint64_t peak_bytes_ = 0;
+  std::uint32_t level_ = 0;  // widenings so far
+  std::optional<core::ScratchFile> spill_;
+  std::vector<Spilled> spilled_;
+  std::uint64_t settled_blocks_ = 0;  // blocks before this one were spilled (or never written)
 };
 
 }  // namespace shoal::net

@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <vector>
 
 #include "shoal/core/prefetch.hpp"
@@ -49,23 +50,42 @@ class LinkMeters {
   std::uint64_t busy(topo::LinkId link) const { return busy_time_[link]; }
   std::size_t links() const { return tallies_.size(); }
   LinkBins& bins() { return bins_; }
+  /// Nothing is sent before `floor` from now on (LinkBins::settle).
+  void settle(Time floor) {
+    if (binning_) bins_.settle(floor);
+  }
 
   /// The most bytes one link can add to one /link_util bin, at `fastest`.
   static std::uint64_t bin_bytes(BitsPerSecond fastest, const NetworkOptions& options);
   /// The /link_util row limit: past it the bins widen.
   static std::uint64_t max_rows(const topo::Fabric& fabric, const NetworkOptions& options);
-  /// Bytes one rank's /link_util bins take at most, the tables of the busiest
-  /// links gathered at the end included (0 unless recording with bins):
-  /// `links_here` is how many links the rank sends on, `end` the run's end
-  /// time (kTimeInfinity: none; the bins then fill their cap,
-  /// link_util_memory, in the rank's share).
+  /// Bytes one rank's /link_util bins take in memory at most, the tables of
+  /// the busiest links gathered at the end included (0 unless recording with
+  /// bins): `links_here` is how many links the rank sends on, `end` the run's
+  /// end time (kTimeInfinity: none; the bins then fill their cap,
+  /// link_util_memory, in the rank's share). With a scratch folder
+  /// (options.link_util_scratch), only the blocks not yet settled.
   static std::uint64_t estimate_bin_bytes(const topo::Fabric& fabric, const NetworkOptions& options,
                                           std::span<const LinkPerturbation> perturbations,
                                           std::uint64_t links_here, Time end);
+  /// Bytes all ranks' /link_util bins write to their scratch files together
+  /// (0 without a scratch folder), counted as estimate_bin_bytes counts memory.
+  static std::uint64_t estimate_scratch_bytes(const topo::Fabric& fabric,
+                                              const NetworkOptions& options,
+                                              std::span<const LinkPerturbation> perturbations,
+                                              Time end);
   /// Per link, what the counters take when recording.
   static constexpr std::uint64_t kBytesPerLink = 64 + sizeof(std::uint64_t);
 
  private:
+  /// LinkBins::estimate_bytes for `links` links of this fabric.
+  static std::uint64_t all_bin_bytes(const topo::Fabric& fabric, const NetworkOptions& options,
+                                     std::span<const LinkPerturbation> perturbations,
+                                     std::uint64_t links, Time end);
+  /// The most one link can add to one bin, at the fastest rate any link runs at.
+  static std::uint64_t most_per_bin(const topo::Fabric& fabric, const NetworkOptions& options,
+                                    std::span<const LinkPerturbation> perturbations);
+
   /// One link's bytes by class, one cache line.
   struct alignas(64) LinkTally {
     std::array<std::uint64_t, kClasses> bytes{};

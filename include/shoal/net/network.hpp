@@ -161,6 +161,9 @@ class Network {
   /// Cells sent over a link, counted on this rank (one per cell and link crossed).
   std::int64_t cell_hops() const { return cell_hops_; }
   LinkMeters& meters() { return ports_.meters(); }
+  /// No cell sent on this rank from now on starts before `floor`
+  /// (Simulator::rank_floor): the /link_util bins before it can leave memory.
+  void settle_meters(Time floor) { ports_.meters().settle(floor); }
   const NetworkOptions& options() const { return options_; }
 
  private:

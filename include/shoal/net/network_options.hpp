@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "shoal/core/units.hpp"
@@ -50,6 +51,9 @@ struct NetworkOptions {
   // ... kept in at most this many bytes over all ranks (4 per link and bin);
   // past it every bin widens to twice its width.
   std::uint64_t link_util_memory = std::uint64_t{1} << 30;
+  // ... in a scratch file in this folder once the run has passed them, read
+  // back for the busiest links at the end (empty: all kept in memory).
+  std::string link_util_scratch;
   bool switch_round_robin = true;  // round-robin across flows in a class at switches; else FIFO
   // A credit that cannot change what its port does before it arrives (the port
   // keeps at least a cell of credit until then whatever it sends) is added at
