@@ -342,20 +342,20 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
     std::unique_ptr<output::RunOutput> h5;
     sched::CoflowPriorities priorities;
     const std::string name = sched::policy_name(policy);
+    const std::string file = output_for(output, name, several);
+    // The /link_util bins wait beside the output file, on the disk chosen for results.
+    const std::string scratch = hdf5 ? output_folder(file) : std::string();
     const bool built = setup_everywhere(world, [&] {
-      check_memory(world.rank(), ranks_on_node, setup, hdf5, setup.memory_limit,
-                   hdf5 ? output_folder(output_for(output, name, several)) : std::string());
+      check_memory(world.rank(), ranks_on_node, setup, hdf5, setup.memory_limit, scratch);
       if (hdf5) {
-        h5 = std::make_unique<output::RunOutput>(world, output_for(output, name, several),
-                                                 args.force, setup.output_flows);
+        h5 = std::make_unique<output::RunOutput>(world, file, args.force, setup.output_flows);
       }
       sim = std::make_unique<core::Simulator>(world, setup.fabric->layout(), *setup.partition,
                                               setup.engine);
       priorities = sched::coflow_priorities(setup.dag, *setup.fabric, policy);
       net::NetworkOptions options = setup.network;
       options.record = hdf5;
-      // The /link_util bins wait beside the output file, on the disk chosen for results.
-      if (hdf5) options.link_util_scratch = output_folder(output_for(output, name, several));
+      options.link_util_scratch = scratch;
       options.check = options.check || args.check;
       model = std::make_unique<exec::Model>(
           *setup.fabric, setup.dag, *sim, options, setup.perturbations,
