@@ -33,7 +33,7 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       router_(fabric, dag, options.load_balancing, Ports::failure_times(fabric, perturbations),
               ports_.queued_cells()),
       nic_(fabric, dag, sim, options_, std::move(priorities), ports_, router_),
-      received_(dag.flows().size(), 0) {
+      received_(dag.flows().size()) {
   // Last links that deliver: from a GPU's NVSwitch (inside its server, so on its
   // rank), and from its switch when it hangs off only one. A dual-plane NIC's
   // cells come by two switches, perhaps on two ranks, and a flow's bytes must be
@@ -228,12 +228,7 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
 }
 
 bool Network::count_received(FlowId flow, Bytes bytes, const work::Flow& f) {
-  received_[flow] += bytes;
-  if (received_[flow] > f.bytes) {
-    throw Error("conservation: flow " + std::to_string(flow) + " received " +
-                std::to_string(received_[flow]) + " of " + std::to_string(f.bytes) + " bytes");
-  }
-  return received_[flow] == f.bytes;
+  return received_.add(flow, bytes, f.bytes);
 }
 
 NodeId Network::counted_at(FlowId f) const {
@@ -392,18 +387,14 @@ void Network::check_end_state() const {
   }
   for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
     const work::Flow& flow = dag_.flows()[f];
-    if (sim_.owns(counted_at(FlowId{f})) && received_[f] != flow.bytes) {
+    if (sim_.owns(counted_at(FlowId{f})) && !received_.has_ended(f)) {
       invariant_violated(sim_.now(), "conservation: flow " + std::to_string(f) + " received " +
-                                         std::to_string(received_[f]) + " of " +
+                                         std::to_string(received_.of(f, flow.bytes)) + " of " +
                                          std::to_string(flow.bytes) + " bytes");
     }
   }
 }
 
-Bytes Network::bytes_received() const {
-  Bytes delivered = 0;
-  for (const Bytes b : received_) delivered += b;
-  return delivered;
-}
+Bytes Network::bytes_received() const { return received_.total(); }
 
 }  // namespace shoal::net

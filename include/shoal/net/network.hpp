@@ -30,6 +30,7 @@
 #include "shoal/net/network_options.hpp"
 #include "shoal/net/nic.hpp"
 #include "shoal/net/ports.hpp"
+#include "shoal/net/received_bytes.hpp"
 #include "shoal/net/router.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/work/dag.hpp"
@@ -172,7 +173,7 @@ class Network {
   /// What delivering a cell of `flow` reads (delivered()).
   void prefetch_delivery(std::uint32_t flow) const {
     core::prefetch(&dag_.flows()[flow]);
-    core::prefetch(&received_[flow]);
+    core::prefetch(received_.home_address(flow));
   }
 
   /// The route of a cell head seen ahead, when it is a pure function of the
@@ -247,7 +248,7 @@ class Network {
   Router router_;
   Nic nic_;
   mutable std::array<RouteMemo, kRouteMemos> route_memo_{};  // a cache, not state
-  std::vector<Bytes> received_;  // by flow: bytes arrived (on counted_at(flow)'s rank)
+  ReceivedBytes received_;  // the flows counted on this rank (counted_at)
   // By GPU: the switch it hangs off when it has only one and its link delivers,
   // else its own node (counted_at).
   std::vector<topo::NodeId> inbound_;
@@ -284,7 +285,7 @@ inline void Network::prefetch_cell_stage(const core::Event& ev, int stage) const
   const topo::LinkId out = stage == 1 ? route_ahead(ev, flow) : remembered_route(ev);
   if (out == topo::kNoLink) {
     // At its receiver (or routed by the handler): the count it adds to.
-    if (stage == 1) core::prefetch(&received_[flow]);
+    if (stage == 1) core::prefetch(received_.home_address(flow));
     return;
   }
   const int cls = CellHead::class_of(ev.payload);
@@ -294,7 +295,8 @@ inline void Network::prefetch_cell_stage(const core::Event& ev, int stage) const
     ports_.prefetch_slot(out, cls, flow, hop);
   } else {
     ports_.prefetch_push(out, cls, flow, hop);
-    if (ports_.link(out).delivers) core::prefetch(&received_[flow]);  // stage 1 fetched the link
+    // Stage 1 fetched the link.
+    if (ports_.link(out).delivers) core::prefetch(received_.home_address(flow));
   }
 }
 
