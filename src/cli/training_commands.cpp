@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 #include <ostream>
 #include <set>
+#include <span>
 
 #include "commands.hpp"
 #include "run_config.hpp"
@@ -176,31 +177,31 @@ int dag(const TrainingArgs& args) {
   const auto g = static_cast<work::GpuId>(args.gpu);
   // The GPU's tasks and the coflows it has flows in (only its own flows), and
   // the dependencies among them; the rest of the DAG is left out.
-  std::set<std::string> kept;
+  std::set<std::string, std::less<>> kept;
   nlohmann::json out;
   out["task"] = nlohmann::json::array();
   out["coflow"] = nlohmann::json::array();
   for (const work::ComputeTask& t : d.tasks()) {
-    if (t.gpu == g) kept.insert(t.name);
+    if (t.gpu == g) kept.emplace(t.name);
   }
   for (const work::Coflow& c : d.coflows()) {
     for (const work::Flow& f : d.flows_of(c)) {
       if (f.src == g || f.dst == g) {
-        kept.insert(c.name);
+        kept.emplace(c.name);
         break;
       }
     }
   }
-  auto after = [&](const std::vector<work::NodeRef>& refs) {
+  auto after = [&](std::span<const work::NodeRef> refs) {
     nlohmann::json names = nlohmann::json::array();
     for (const work::NodeRef ref : refs) {
-      if (kept.count(d.name(ref)) != 0) names.push_back(d.name(ref));
+      if (kept.count(d.name(ref)) != 0) names.push_back(std::string(d.name(ref)));
     }
     return names;
   };
   for (const work::ComputeTask& t : d.tasks()) {
     if (t.gpu != g) continue;
-    out["task"].push_back({{"name", t.name},
+    out["task"].push_back({{"name", std::string(t.name)},
                            {"gpu", t.gpu},
                            {"duration", format_time(t.duration)},
                            {"after", after(t.after)}});
@@ -214,7 +215,7 @@ int dag(const TrainingArgs& args) {
       }
     }
     const work::CoflowLabels& l = c.labels;
-    out["coflow"].push_back({{"name", c.name},
+    out["coflow"].push_back({{"name", std::string(c.name)},
                              {"type", std::string(work::coflow_type_name(l.type))},
                              {"job", l.job},
                              {"iteration", l.iteration},

@@ -39,7 +39,7 @@ std::vector<NodeRef> topological_order(const Dag& dag) {
   };
   std::vector<std::uint32_t> waiting(total, 0);
   std::vector<std::vector<std::uint32_t>> children(total);
-  auto edges = [&](std::size_t i, const std::vector<NodeRef>& after) {
+  auto edges = [&](std::size_t i, std::span<const NodeRef> after) {
     waiting[i] = static_cast<std::uint32_t>(after.size());
     for (const NodeRef d : after) children[flat(d)].push_back(static_cast<std::uint32_t>(i));
   };
@@ -94,10 +94,10 @@ void add_integer(Node& node, std::string_view name, std::int64_t value) {
   a->set_name(std::string(name));
   a->set_int64_val(value);
 }
-void add_string(Node& node, std::string_view name, const std::string& value) {
+void add_string(Node& node, std::string_view name, std::string_view value) {
   AttributeProto* a = node.add_attr();
   a->set_name(std::string(name));
-  a->set_string_val(value);
+  a->set_string_val(std::string(value));
 }
 
 std::string_view task_kind_label(TaskKind kind) {
@@ -181,7 +181,7 @@ class Exporter {
   static std::uint64_t key(NodeRef r) {
     return (std::uint64_t{r.kind == NodeRef::Kind::kCoflow} << 32) | r.index;
   }
-  void add_deps(Node& node, const std::vector<NodeRef>& after) const {
+  void add_deps(Node& node, std::span<const NodeRef> after) const {
     for (const NodeRef d : after) {
       for (const std::uint64_t id : ids(d)) node.add_data_deps(id);
     }
@@ -190,10 +190,10 @@ class Exporter {
   std::vector<Node> nodes_of(GpuId g, ChakraExport& out) {
     ids_.clear();
     std::vector<Node> nodes;
-    auto next = [&](const std::string& name, chakra_et::NodeType type, NodeRef ref) -> Node& {
+    auto next = [&](std::string_view name, chakra_et::NodeType type, NodeRef ref) -> Node& {
       Node& n = nodes.emplace_back();
       n.set_id(nodes.size() - 1);
-      n.set_name(name);
+      n.set_name(std::string(name));
       n.set_type(type);
       ids_[key(ref)].push_back(n.id());
       AttributeProto* cpu = n.add_attr();  // ASTRA-sim asks every node
@@ -296,7 +296,8 @@ ChakraExport write_chakra_trace(const Dag& dag, GpuId gpus, const std::string& p
     }
   }
   for (const ComputeTask& t : dag.tasks()) {
-    if (t.gpu >= gpus) throw Error("chakra export: task " + t.name + " outside the GPUs");
+    if (t.gpu >= gpus)
+      throw Error("chakra export: task " + std::string(t.name) + " outside the GPUs");
   }
   return Exporter(dag, gpus).write(prefix);
 }

@@ -58,7 +58,7 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
   make_room(tasks_, 1);
   const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(tasks_.size())};
   add_name(name, node);
-  tasks_.push_back({std::move(name), gpu, duration, {}, labels});
+  tasks_.push_back({store_name(name), gpu, duration, {}, labels});
   task_after_names_.push_back(std::move(after));
   grew();
   return node;
@@ -74,13 +74,13 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
   add_name(name, node);
   Coflow c;
-  c.name = std::move(name);
+  c.name = store_name(name);
   c.labels = labels;
   c.earliest_start = earliest_start;
   c.first_flow = static_cast<std::uint32_t>(flows_.size());
   c.flow_count = static_cast<std::uint32_t>(flows.size());
   flows_.insert(flows_.end(), flows.begin(), flows.end());
-  coflows_.push_back(std::move(c));
+  coflows_.push_back(c);
   coflow_after_names_.push_back(std::move(after));
   grew();
   return node;
@@ -90,13 +90,13 @@ std::optional<NodeRef> Dag::find(std::string_view name) const {
   return names_.find(name, name_of());
 }
 
-const std::string& Dag::name(NodeRef node) const {
+std::string_view Dag::name(NodeRef node) const {
   return node.kind == NodeRef::Kind::kTask ? tasks_[node.index].name : coflows_[node.index].name;
 }
 
 std::string Dag::describe(NodeRef node) const {
-  return std::string(node.kind == NodeRef::Kind::kTask ? "task" : "coflow") + " \"" + name(node) +
-         "\"";
+  return std::string(node.kind == NodeRef::Kind::kTask ? "task" : "coflow") + " \"" +
+         std::string(name(node)) + "\"";
 }
 
 void Dag::resolve() {
@@ -113,13 +113,14 @@ void Dag::resolve() {
   // Only the nodes added since the last call still hold their names.
   const auto first_task = static_cast<std::uint32_t>(tasks_.size() - task_after_names_.size());
   for (std::uint32_t i = first_task; i < tasks_.size(); ++i) {
-    tasks_[i].after = resolve_list({NodeRef::Kind::kTask, i}, task_after_names_[i - first_task]);
+    tasks_[i].after =
+        store_after(resolve_list({NodeRef::Kind::kTask, i}, task_after_names_[i - first_task]));
   }
   const auto first_coflow =
       static_cast<std::uint32_t>(coflows_.size() - coflow_after_names_.size());
   for (std::uint32_t i = first_coflow; i < coflows_.size(); ++i) {
-    coflows_[i].after =
-        resolve_list({NodeRef::Kind::kCoflow, i}, coflow_after_names_[i - first_coflow]);
+    coflows_[i].after = store_after(
+        resolve_list({NodeRef::Kind::kCoflow, i}, coflow_after_names_[i - first_coflow]));
   }
   // The names are not needed again (a task's are a few dozen bytes, held for
   // the whole run before).
@@ -213,7 +214,7 @@ void Dag::validate(GpuId gpu_count) const {
   };
   std::vector<std::uint32_t> waiting(n, 0);
   std::vector<std::vector<std::size_t>> dependents(n);
-  auto add_edges = [&](NodeRef node, const std::vector<NodeRef>& after) {
+  auto add_edges = [&](NodeRef node, std::span<const NodeRef> after) {
     for (const NodeRef dep : after) {
       dependents[id(dep)].push_back(id(node));
       ++waiting[id(node)];
@@ -246,7 +247,7 @@ void Dag::validate(GpuId gpu_count) const {
                ? NodeRef{NodeRef::Kind::kTask, static_cast<std::uint32_t>(v)}
                : NodeRef{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(v - tasks_.size())};
   };
-  auto deps_of = [&](std::size_t v) -> const std::vector<NodeRef>& {
+  auto deps_of = [&](std::size_t v) -> std::span<const NodeRef> {
     const NodeRef r = node_of(v);
     return r.kind == NodeRef::Kind::kTask ? tasks_[r.index].after : coflows_[r.index].after;
   };

@@ -141,7 +141,7 @@ JobTraffic job_traffic(const JobSpec& whole, const Dag& dag, std::uint32_t gpus_
     // named ...ep<group>.c<k>.to): what one GPU sends in one, on average.
     if (c.labels.type == CoflowType::kEp && c.name.find(".f.ep") != std::string::npos &&
         c.name.ends_with(".to")) {
-      std::string key = c.name;
+      std::string key(c.name);
       if (const auto chunk = key.rfind(".c");
           chunk != std::string::npos && chunk > key.rfind(".ep")) {
         key.erase(chunk, key.size() - 3 - chunk);

@@ -23,6 +23,7 @@
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag_ids.hpp"
 #include "shoal/work/name_index.hpp"
+#include "shoal/work/stable_arena.hpp"
 
 namespace shoal::work {
 
@@ -52,11 +53,13 @@ struct TaskLabels {
   std::uint32_t layer = 0;
 };
 
+/// A node's name and dependencies are views of its DAG's storage (StableArena):
+/// valid while the DAG lives.
 struct ComputeTask {
-  std::string name;
+  std::string_view name;
   GpuId gpu = 0;
   Time duration = 0;
-  std::vector<NodeRef> after;
+  std::span<const NodeRef> after;
   TaskLabels labels;
 };
 
@@ -71,16 +74,23 @@ struct CoflowLabels {
 };
 
 struct Coflow {
-  std::string name;
+  std::string_view name;
   CoflowLabels labels;
   Time earliest_start = 0;  // its flows start no earlier, whatever their dependencies
-  std::vector<NodeRef> after;
+  std::span<const NodeRef> after;
   std::uint32_t first_flow = 0;  // its flows are flows()[first_flow, first_flow + flow_count)
   std::uint32_t flow_count = 0;
 };
 
 class Dag {
  public:
+  Dag() = default;
+  // Its nodes point into its own storage: a copy would point into the original's.
+  Dag(const Dag&) = delete;
+  Dag& operator=(const Dag&) = delete;
+  Dag(Dag&&) = default;
+  Dag& operator=(Dag&&) = default;
+
   /// Adds a node; names must be unique across tasks and coflows (an Error names a
   /// duplicate). Dependencies are given by name and resolved by resolve().
   NodeRef add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after,
@@ -105,7 +115,7 @@ class Dag {
   void validate(GpuId gpu_count) const;
 
   std::optional<NodeRef> find(std::string_view name) const;
-  const std::string& name(NodeRef node) const;
+  std::string_view name(NodeRef node) const;
   const std::vector<ComputeTask>& tasks() const { return tasks_; }
   const std::vector<Coflow>& coflows() const { return coflows_; }
   const std::vector<Flow>& flows() const { return flows_; }
@@ -126,10 +136,20 @@ class Dag {
   }
   std::string describe(NodeRef node) const;
 
+  std::string_view store_name(std::string_view name) {
+    const std::span<const char> chars = name_chars_.copy(name);
+    return {chars.data(), chars.size()};
+  }
+  std::span<const NodeRef> store_after(const std::vector<NodeRef>& refs) {
+    return after_refs_.copy(refs);
+  }
+
   std::vector<ComputeTask> tasks_;
   std::vector<Coflow> coflows_;
   std::vector<Flow> flows_;
   NameIndex names_;
+  StableArena<char> name_chars_;
+  StableArena<NodeRef> after_refs_;
   // The dependency names of the nodes added since the last resolve(), in order.
   std::vector<std::vector<std::string>> task_after_names_;
   std::vector<std::vector<std::string>> coflow_after_names_;

@@ -21,9 +21,9 @@ namespace {
 using namespace chakra_test;
 using shoal::test::error_of;
 
-std::set<std::string> after_names(const Dag& dag, const std::vector<NodeRef>& after) {
+std::set<std::string> after_names(const Dag& dag, std::span<const NodeRef> after) {
   std::set<std::string> names;
-  for (const NodeRef r : after) names.insert(dag.name(r));
+  for (const NodeRef r : after) names.emplace(dag.name(r));
   return names;
 }
 

@@ -36,9 +36,9 @@ Dag load(const std::string& prefix, CollectiveAlgorithm algorithm = CollectiveAl
   return dag;
 }
 
-std::set<std::string> after_names(const Dag& dag, const std::vector<NodeRef>& after) {
+std::set<std::string> after_names(const Dag& dag, std::span<const NodeRef> after) {
   std::set<std::string> names;
-  for (const NodeRef r : after) names.insert(dag.name(r));
+  for (const NodeRef r : after) names.emplace(dag.name(r));
   return names;
 }
 
@@ -259,7 +259,7 @@ TEST(ChakraImport, CollectivesMatchByGroupAndTypeAndPlaceNpusOnGpus) {
   ASSERT_EQ(gather.flow_count, 2u);
   EXPECT_EQ(dag.flows_of(gather)[0].src, 40u);
   EXPECT_EQ(dag.flows_of(gather)[0].dst, 42u);
-  EXPECT_EQ(after_names(dag, gather.after), std::set<std::string>{reduce.name});
+  EXPECT_EQ(after_names(dag, gather.after), std::set<std::string>{std::string(reduce.name)});
 
   options.gpus = {1, 2};
   Dag again;

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,6 +13,8 @@
 
 namespace shoal::work {
 namespace {
+
+std::vector<NodeRef> refs(std::span<const NodeRef> after) { return {after.begin(), after.end()}; }
 
 using shoal::test::error_of;
 using shoal::test::Has;
@@ -199,13 +202,15 @@ TEST(Dag, ResolveTakesTheNodesAddedSince) {
   add_coflow(dag, "c", {{0, 1, 10}, {1, 0, 10}, {0, 2, 10}});
   dag.add_task("b", 1, 1, {"c", "a"});
   dag.resolve();
-  EXPECT_EQ(dag.tasks()[1].after, (std::vector<NodeRef>{{Kind::kCoflow, 0}, {Kind::kTask, 0}}));
+  EXPECT_EQ(refs(dag.tasks()[1].after),
+            (std::vector<NodeRef>{{Kind::kCoflow, 0}, {Kind::kTask, 0}}));
   dag.add_task("d", 1, 1, {"b"});
   add_coflow(dag, "e", {{1, 2, 10}}, {"d"});
   dag.resolve();
-  EXPECT_EQ(dag.tasks()[1].after, (std::vector<NodeRef>{{Kind::kCoflow, 0}, {Kind::kTask, 0}}));
-  EXPECT_EQ(dag.tasks()[2].after, (std::vector<NodeRef>{{Kind::kTask, 1}}));
-  EXPECT_EQ(dag.coflows()[1].after, (std::vector<NodeRef>{{Kind::kTask, 2}}));
+  EXPECT_EQ(refs(dag.tasks()[1].after),
+            (std::vector<NodeRef>{{Kind::kCoflow, 0}, {Kind::kTask, 0}}));
+  EXPECT_EQ(refs(dag.tasks()[2].after), (std::vector<NodeRef>{{Kind::kTask, 1}}));
+  EXPECT_EQ(refs(dag.coflows()[1].after), (std::vector<NodeRef>{{Kind::kTask, 2}}));
   dag.validate(3);
 }
 

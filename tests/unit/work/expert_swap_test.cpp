@@ -67,7 +67,7 @@ class ExpertSwaps : public ::testing::Test {
   std::vector<std::string> swaps(const Dag& dag) const {
     std::vector<std::string> names;
     for (const Coflow& c : dag.coflows()) {
-      if (c.name.find(".swap.") != std::string::npos) names.push_back(c.name);
+      if (c.name.find(".swap.") != std::string::npos) names.emplace_back(c.name);
     }
     return names;
   }

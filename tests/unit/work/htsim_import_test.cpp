@@ -55,7 +55,7 @@ std::string load_error(std::string_view text) {
 
 std::vector<std::string> after_names(const Dag& dag, const Coflow& c) {
   std::vector<std::string> names;
-  for (const NodeRef r : c.after) names.push_back(dag.name(r));
+  for (const NodeRef r : c.after) names.emplace_back(dag.name(r));
   return names;
 }
 

@@ -156,10 +156,10 @@ TEST(Overlap, CommSmsSlowsOverlappedComputeByTheirShare) {
   const Dag plain = generate(none, 64);
   const Dag dag = generate(slowed, 64);
   ASSERT_EQ(plain.tasks().size(), dag.tasks().size());
-  std::map<std::string, Time> by_name;
-  for (const ComputeTask& t : plain.tasks()) by_name[t.name] = t.duration;
+  std::map<std::string, Time, std::less<>> by_name;
+  for (const ComputeTask& t : plain.tasks()) by_name[std::string(t.name)] = t.duration;
   for (const ComputeTask& t : dag.tasks()) {
-    const Time d = by_name.at(t.name);
+    const Time d = by_name.find(t.name)->second;
     EXPECT_EQ(t.duration, t.labels.kind == TaskKind::kOptimizer
                               ? d
                               : static_cast<Time>(std::llround(static_cast<double>(d) * 132 / 112)))
@@ -174,7 +174,7 @@ std::map<std::tuple<std::string, GpuId, GpuId>, Bytes> ep_bytes(const Dag& dag, 
   for (const Coflow& c : dag.coflows()) {
     if (c.labels.type != CoflowType::kEp) continue;
     ++coflows;
-    std::string key = c.name;
+    std::string key(c.name);
     if (const auto chunk = key.rfind(".c");
         chunk != std::string::npos && chunk > key.rfind(".ep")) {
       key.erase(chunk, key.rfind('.') - chunk);
@@ -205,12 +205,12 @@ TEST(Overlap, ChunkedConservesEveryFlowsBytesInKCoflows) {
     const auto task = b.find("j0.i0.g0.F0.L2.f1");
     ASSERT_TRUE(task.has_value());
     std::vector<std::string> after;
-    for (const NodeRef n : b.tasks()[task->index].after) after.push_back(b.name(n));
+    for (const NodeRef n : b.tasks()[task->index].after) after.emplace_back(b.name(n));
     EXPECT_EQ(after, (std::vector<std::string>{"j0.i0.m0.L2.f.ep0.0.c1.to", "j0.i0.g0.F0.L2.f0"}));
     // Dispatch chunk 1 follows chunk 0; the next layer waits for all 3 combines.
     const auto d1 = b.find("j0.i0.m0.L2.f.ep0.0.c1.to");
     ASSERT_TRUE(d1.has_value());
-    EXPECT_EQ(b.name(b.coflows()[d1->index].after.at(0)), "j0.i0.m0.L2.f.ep0.0.c0.to");
+    EXPECT_EQ(b.name(b.coflows()[d1->index].after[0]), "j0.i0.m0.L2.f.ep0.0.c0.to");
   }
 }
 

@@ -28,7 +28,7 @@ JobSpec per_layer(std::uint64_t dtype = 2) {
 
 /// Whether a node's name is micro-batch `mb`'s backward of `layer` (from 1):
 /// a task "…B<mb>.L<layer>.…" or its TP all-reduce "…m<mb>.L<layer>.b.tp…".
-bool backward_of(const std::string& name, std::uint32_t mb, std::uint32_t layer) {
+bool backward_of(std::string_view name, std::uint32_t mb, std::uint32_t layer) {
   const std::string l = ".L" + std::to_string(layer) + ".";
   return name.find(".B" + std::to_string(mb) + l) != std::string::npos ||
          name.find(".m" + std::to_string(mb) + l + "b.tp") != std::string::npos;
