@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "shoal/core/error.hpp"
-#include "shoal/core/prefetch.hpp"
 #include "shoal/core/units.hpp"
 
 namespace shoal::net {

@@ -12,6 +12,7 @@
 #include <cstddef>
 #include <memory>
 #include <span>
+#include <utility>
 #include <vector>
 
 namespace shoal::work {
@@ -20,6 +21,19 @@ template <class T>
 class StableArena {
  public:
   static constexpr std::size_t kChunk = 65536 / sizeof(T);
+
+  StableArena() = default;
+  // A moved-from arena starts afresh rather than write into chunks it gave away.
+  StableArena(StableArena&& other) noexcept
+      : chunks_(std::move(other.chunks_)),
+        next_(std::exchange(other.next_, nullptr)),
+        room_(std::exchange(other.room_, 0)) {}
+  StableArena& operator=(StableArena&& other) noexcept {
+    chunks_ = std::move(other.chunks_);
+    next_ = std::exchange(other.next_, nullptr);
+    room_ = std::exchange(other.room_, 0);
+    return *this;
+  }
 
   /// A copy of `items` that stays where it is for the arena's life (moves of
   /// the arena included).

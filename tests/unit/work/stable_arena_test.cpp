@@ -19,21 +19,28 @@ TEST(StableArena, CopiesKeepTheirPlaceAndItemsAcrossChunksAndMoves) {
   StableArena<char> arena;
   std::vector<std::string> originals;
   std::vector<std::span<const char>> copies;
-  // Names of growing length, past several chunks, and one larger than a chunk.
+  // One item larger than a chunk, then names past several chunks, the last
+  // with room left.
+  originals.push_back(std::string(3 * StableArena<char>::kChunk, 'y'));
   for (int i = 0; i < 20'000; ++i) {
     originals.push_back("node." + std::to_string(i) +
                         std::string(static_cast<std::size_t>(i % 40), 'x'));
   }
-  originals.push_back(std::string(3 * StableArena<char>::kChunk, 'y'));
   for (const std::string& s : originals) copies.push_back(arena.copy(s));
   const char* first = copies.front().data();
   StableArena<char> moved = std::move(arena);
-  moved.copy(std::string_view("after the move"));
+  const std::span<const char> later = moved.copy(std::string_view("after the move"));
   EXPECT_EQ(copies.front().data(), first);
   for (std::size_t i = 0; i < originals.size(); ++i) {
     ASSERT_EQ(std::string_view(copies[i].data(), copies[i].size()), originals[i]) << i;
   }
   EXPECT_TRUE(moved.copy(std::string_view()).empty());
+  // The moved-from arena takes a chunk of its own.
+  const std::span<const char> fresh =
+      arena.copy(std::string_view("fresh"));  // NOLINT(bugprone-use-after-move)
+  EXPECT_EQ(std::string_view(fresh.data(), fresh.size()), "fresh");
+  EXPECT_EQ(std::string_view(later.data(), later.size()), "after the move");
+  EXPECT_EQ(std::string_view(copies[0].data(), copies[0].size()), originals[0]);
 }
 
 TEST(StableArena, ADagsNamesAndDependenciesSurviveItsMove) {
