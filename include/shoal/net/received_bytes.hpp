@@ -29,27 +29,20 @@ class ReceivedBytes {
   /// An Error ("conservation: ...") when the flow has ended or would exceed its total.
   [[gnu::always_inline]] bool add(std::uint32_t flow, Bytes bytes, Bytes total) {
     received_ += bytes;
-    for (std::uint32_t at = home(flow);; at = (at + 1) & mask_) {
-      Slot& slot = slots_[at];
-      if (slot.key == flow) {  // in progress
-        slot.bytes += bytes;
-        if (slot.bytes < total) return false;
-        return end_in_table(at, total);
-      }
-      if (slot.key == kEmpty) return begin(at, flow, bytes, total);
-    }
+    const std::uint32_t at = find(flow);
+    Slot& slot = slots_[at];
+    if (slot.key == kEmpty) return begin(at, flow, bytes, total);
+    slot.bytes += bytes;  // in progress
+    if (slot.bytes < total) return false;
+    return end_in_table(at, total);
   }
 
   bool has_ended(std::uint32_t flow) const { return (ended_[flow / 64] >> (flow % 64) & 1) != 0; }
   /// What `flow` (of `total` bytes) has received on this rank.
   Bytes of(std::uint32_t flow, Bytes total) const {
     if (has_ended(flow)) return total;
-    std::uint32_t at = home(flow);
-    while (slots_[at].key != kEmpty) {
-      if (slots_[at].key == flow) return slots_[at].bytes;
-      at = (at + 1) & mask_;
-    }
-    return 0;
+    const Slot& slot = slots_[find(flow)];
+    return slot.key == flow ? slot.bytes : 0;
   }
   /// Every byte counted on this rank.
   Bytes total() const { return received_; }
@@ -75,6 +68,12 @@ class ReceivedBytes {
   std::uint32_t home(std::uint32_t flow) const {
     // Fibonacci hashing: flows of one coflow are consecutive ids, spread apart.
     return static_cast<std::uint32_t>((std::uint64_t{flow} * 0x9E3779B97F4A7C15ull) >> shift_);
+  }
+  /// The slot that holds `flow`, or the empty one where it would go.
+  [[gnu::always_inline]] std::uint32_t find(std::uint32_t flow) const {
+    std::uint32_t at = home(flow);
+    while (slots_[at].key != flow && slots_[at].key != kEmpty) at = (at + 1) & mask_;
+    return at;
   }
   /// The flow's first cell on this rank, at its free slot `at`.
   [[gnu::noinline]] bool begin(std::uint32_t at, std::uint32_t flow, Bytes bytes, Bytes total) {
@@ -120,10 +119,7 @@ class ReceivedBytes {
     mask_ = static_cast<std::uint32_t>(slots - 1);
     shift_ = 64 - std::countr_zero(slots);
     for (const Slot& s : old) {
-      if (s.key == kEmpty) continue;
-      std::uint32_t at = home(s.key);
-      while (slots_[at].key != kEmpty) at = (at + 1) & mask_;
-      slots_[at] = s;
+      if (s.key != kEmpty) slots_[find(s.key)] = s;  // not there yet: its empty slot
     }
   }
   [[noreturn]] static void overcount(std::uint32_t flow, Bytes received, Bytes total) {
