@@ -100,15 +100,15 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, int recomm
                const std::string& partition) {
   core::write_file(path, "output", [&](std::ostream& out) {
     out << "ranks,partition,lookahead_ps,windows,events,remote_events,batches,balance,work_s,"
-           "reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,recommended\n";
+           "reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,fewest_windows,recommended\n";
     for (const Row& r : rows) {
       const core::ScalePrediction& p = r.p;
       out << fmt::format(
-          "{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{:.4f},{}\n",
+          "{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{:.4f},{},{}\n",
           p.parts, partition, p.lookahead == kTimeInfinity ? -1 : p.lookahead, p.windows, p.events,
           p.remote_events, p.batches, p.balance(), p.work_seconds, p.reduce_seconds,
           p.exchange_seconds, p.loop_seconds(), r.speedup, r.efficiency, p.sync_share(),
-          p.parts == recommended ? 1 : 0);
+          p.fewest_windows, p.parts == recommended ? 1 : 0);
     }
   });
 }
@@ -283,6 +283,15 @@ int predict(const ScaleArgs& args, Prepared& prep, const exec::OneRankRun& one, 
         "s, exchanges {:.3f} s; the largest term is {}\n",
         r.p.parts, r.p.work_seconds, r.p.mean_work_seconds, r.p.reduce_seconds,
         r.p.exchange_seconds, names[most]);
+    if (r.p.fewest_windows > 0) {
+      // A bound for any wider-window scheme (WindowProbe): not a prediction.
+      fmt::print(
+          "  wider windows: even a lookahead that knew when each event across ranks arrives "
+          "would need {} windows at {} ranks, {:.2f}x fewer than the {} of {}\n",
+          r.p.fewest_windows, r.p.parts,
+          static_cast<double>(r.p.windows) / static_cast<double>(r.p.fewest_windows), r.p.windows,
+          format_time(r.p.lookahead));
+    }
   }
   fmt::print("  recommended: {} rank{} (the fastest with at least 50% parallel efficiency)\n",
              recommended, recommended == 1 ? "" : "s");

@@ -100,6 +100,7 @@ void Simulator::attach_probe(WindowProbe& probe) {
   }
   lookahead_ = probe.lookahead();
   probe_ = &probe;
+  probe.set_time_order(!atom_order_);
 }
 
 void Simulator::gather_by_atom() {

@@ -111,6 +111,7 @@ std::vector<ScalePrediction> WindowProbe::predictions(double loop_seconds) const
   out.reserve(cuts_.size());
   for (const Cut& cut : cuts_) {
     ScalePrediction p = cut.total;
+    if (!time_order_) p.fewest_windows = -1;
     p.work_seconds = cut.busiest_ticks * seconds_per_tick;
     p.mean_work_seconds = loop_seconds / static_cast<double>(cut.parts);
     out.push_back(std::move(p));

@@ -56,6 +56,15 @@ check_config() {  # NAME CONFIG [shoal options...]
   else
     bad "$name: per-part counts do not add up"
   fi
+  # The fewest windows a perfect lookahead could give: counted (the run is in
+  # time order), at least one, and no more than the lookahead's.
+  if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      $1 > 1 { f = $col["fewest_windows"]; if (f < 1 || f > $col["windows"]) exit 1; n++ }
+      END { exit n == 0 }' "$name-scale.csv"; then
+    ok "$name: the fewest windows are counted and within the lookahead's"
+  else
+    bad "$name: fewest_windows missing or out of range: $(cat "$name-scale.csv")"
+  fi
   for n in 2 3 4 8; do
     "$mpirun" -np $n "$shoal" run "$config" --quiet "$@" >"$name-$n.log" 2>&1
     local real predicted

@@ -219,8 +219,8 @@ echo "ok   sweep.sbatch: task I runs the I-th point of SHOAL_POINTS (first, seco
 
 # --ranks-from: shoal scale's table sizes every array (all 2,500 points at its
 # recommended 4 ranks); a file that is not such a table is refused.
-printf 'ranks,partition,lookahead_ps,windows,events,remote_events,batches,balance,work_s,reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,recommended\n' >"$tmp/scale.csv"
-printf '2,topology,1000000,10,100,5,4,0.9,1,0,0,1,1.8,0.9,0.1,0\n4,topology,1000000,10,100,9,8,0.8,1,0,0,0.6,3.2,0.8,0.2,1\n' >>"$tmp/scale.csv"
+printf 'ranks,partition,lookahead_ps,windows,events,remote_events,batches,balance,work_s,reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,fewest_windows,recommended\n' >"$tmp/scale.csv"
+printf '2,topology,1000000,10,100,5,4,0.9,1,0,0,1,1.8,0.9,0.1,8,0\n4,topology,1000000,10,100,9,8,0.8,1,0,0,0.6,3.2,0.8,0.2,9,1\n' >>"$tmp/scale.csv"
 "$src/slurm/submit-sweep" --dry-run --ranks-from "$tmp/scale.csv" "$tmp/big.toml" >"$tmp/scaled.out" 2>&1 ||
   fail "submit-sweep --ranks-from failed: $(cat "$tmp/scaled.out")"
 ntasks=$(arrays_of "$tmp/scaled.out" | cut -d'|' -f2 | sort -u)

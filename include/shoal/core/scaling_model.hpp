@@ -49,6 +49,9 @@ struct ScalePrediction {
   int parts = 1;
   Time lookahead = kTimeInfinity;
   std::int64_t windows = 0;
+  /// The fewest windows any lookahead could give (WindowProbe); -1: not
+  /// counted (a run in atom order).
+  std::int64_t fewest_windows = 0;
   std::int64_t events = 0;
   std::int64_t remote_events = 0;  // events (and credits) crossing parts
   std::int64_t batches = 0;        // messages: one per window and pair of parts that exchange

@@ -138,6 +138,15 @@ class Simulator {
     enqueue(current_, target, saturating_add(now_, delay), tag, payload);
   }
 
+  /// A credit (or any message) the model hands from the current entity to
+  /// `target` for `time` without an event, or before deciding whether to send
+  /// one (Network::return_credit): only `shoal scale`'s probe hears of it, to
+  /// count the fewest windows (WindowProbe).
+  void will_arrive(EntityId target, Time time) const {
+    if (probe_ != nullptr) [[unlikely]]
+      probe_->arrives(current_, now_, target, time);
+  }
+
   /// An event from the current entity in `stream` (1 to kStreams - 1),
   /// numbered `sequence` by the model: events keyed by what sends them (a
   /// GPU port's n-th cell, say) rather than by when, so a model can send them
@@ -226,7 +235,7 @@ class Simulator {
       return;
     }
     if (probe_ != nullptr) [[unlikely]]
-      probe_->sent(tiebreak, target, tag);
+      probe_->sent(now_, time, tiebreak, target, tag);
     if (time < sub_end_) [[unlikely]] {  // atom order: for the current atom, in this sub-window
       push_local(time, tiebreak, target, tag, payload);
       return;

@@ -5,8 +5,15 @@
 // events and the events that would cross parts, in batches per pair of
 // parts. At the end of each window it prices the window with the cost model
 // (scaling_model.hpp). Results are the same: the probe only counts.
+//
+// It also counts the fewest windows any conservative engine could run in:
+// each opened by the first event at or after the last one's end and ended by
+// the first arrival, across parts, of an event (or credit) sent inside it.
+// No lookahead, however it is derived from the model's state, can widen a
+// window past that arrival, so this bounds what wider windows could gain.
 #pragma once
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <span>
@@ -37,14 +44,28 @@ class WindowProbe {
 
   Time lookahead() const { return lookahead_; }
 
-  /// An event the current entity sends (Simulator::push).
-  void sent(std::uint64_t tiebreak, EntityId target, std::uint32_t tag) {
-    if (role_(tag) == CrossingRole::kCredit) return;  // counted with its cell
+  /// The run handles its events in time order (not atom by atom), which
+  /// counting the fewest windows needs; else they are not counted.
+  void set_time_order(bool time_order) { time_order_ = time_order; }
+
+  /// An event the current entity sends at `now`, for `time` (Simulator::push).
+  void sent(Time now, Time time, std::uint64_t tiebreak, EntityId target, std::uint32_t tag) {
+    if (role_(tag) == CrossingRole::kCredit) return;  // counted with its cell, timed by arrives()
     const EntityId source = static_cast<EntityId>(tiebreak >> kSequenceBits);
     for (Cut& cut : cuts_) {
       const std::uint16_t from = cut.part_of[source];
       const std::uint16_t to = cut.part_of[target];
-      if (from != to) message(cut, from, to);
+      if (from != to) {
+        message(cut, from, to);
+        bound_window(cut, now, time);
+      }
+    }
+  }
+  /// A credit the current entity returns at `now` to `target`, arriving at
+  /// `time`, whether as an event or added early (Simulator::will_arrive).
+  void arrives(EntityId source, Time now, EntityId target, Time time) {
+    for (Cut& cut : cuts_) {
+      if (cut.part_of[source] != cut.part_of[target]) bound_window(cut, now, time);
     }
   }
   /// An event just handled, in `ticks` (read_ticks) of this rank's time.
@@ -53,6 +74,7 @@ class WindowProbe {
     const bool carries_credit = role_(ev.tag) == CrossingRole::kCarryCredit;
     for (Cut& cut : cuts_) {
       const std::uint16_t part = cut.part_of[ev.target];
+      open_window(cut, ev.time);
       touch(cut, part);
       ++cut.events[part];
       cut.ticks[part] += ticks;
@@ -89,6 +111,7 @@ class WindowProbe {
     std::vector<std::uint8_t> active;        // by part: in `touched`
     std::vector<std::uint16_t> touched;      // parts with events or messages this window
     ScalePrediction total;
+    Time fewest_end = -1;  // the end of the fewest windows' current one; none open yet
   };
   static void touch(Cut& cut, std::uint16_t part) {
     if (cut.active[part] == 0) {
@@ -109,6 +132,19 @@ class WindowProbe {
     }
   }
   void price(Cut& cut);
+  /// The fewest windows: an event at `now` at or past the current one's end
+  /// opens the next, which then ends no later than what crosses parts in it.
+  /// Events sent before the first window (the initial ones) bound none.
+  void open_window(Cut& cut, Time now) {
+    if (now >= cut.fewest_end && stamp_ > 1) {
+      ++cut.total.fewest_windows;
+      cut.fewest_end = kTimeInfinity;
+    }
+  }
+  void bound_window(Cut& cut, Time now, Time arrival) {
+    open_window(cut, now);
+    if (stamp_ > 1) cut.fewest_end = std::min(cut.fewest_end, arrival);
+  }
 
   std::vector<Cut> cuts_;
   CrossingRoleOf role_;
@@ -116,6 +152,7 @@ class WindowProbe {
   Time lookahead_ = kTimeInfinity;
   std::uint64_t total_ticks_ = 0;
   std::uint32_t stamp_ = 1;  // the window's number, from 1: batch_stamp starts at 0
+  bool time_order_ = true;
 };
 
 }  // namespace shoal::core

@@ -51,9 +51,12 @@ struct Ring {
     const EntityId self = sim.current();
     sim.send((self + 1) % 4, kHop, kCellTag, ev.payload - 1);
     sim.send(self, kHop, 0, 0);
+    // As Network::return_credit: the probe hears when the credit arrives.
+    if (note_credits) sim.will_arrive((self + 3) % 4, sim.now() + kHop);
     sim.send((self + 3) % 4, kHop, kCreditTag, 0);
   }
   std::int64_t handled = 0;
+  bool note_credits = false;
 };
 
 Layout ring_layout() {
@@ -122,6 +125,52 @@ TEST(WindowProbe, CountsWhatEachCutWouldSendAndHandle) {
     EXPECT_GT(cut.balance(), 1.0 / cut.parts);
     EXPECT_LE(cut.balance(), 1.0);
   }
+}
+
+/// The ring of CountsWhatEachCutWouldSendAndHandle under the two-block cut
+/// (a b | c d), its credits noted or not: the fewest windows it could run in.
+std::int64_t fewest_windows_of_blocks(bool note_credits) {
+  const Comm self = Comm::self();
+  const Layout layout = ring_layout();
+  const std::vector<Partition> cuts = {Partition::from_strategy(layout, 2, Strategy::kBlock)};
+  WindowProbe probe(layout, cuts, &role_of, ScaleCosts{});
+  Simulator sim(self, layout, Partition::from_strategy(layout, 1, Strategy::kBlock), {});
+  sim.attach_probe(probe);
+  sim.schedule_initial(0, 0, 0, kCellTag, 10);
+  Ring ring;
+  ring.note_credits = note_credits;
+  ProbedModel<Ring> probed(ring, probe);
+  sim.run(probed);
+  const std::vector<ScalePrediction> p = probe.predictions(1.0);
+  EXPECT_EQ(p.front().windows, 11);  // a hop each, as the lookahead gives
+  return p.front().fewest_windows;
+}
+
+TEST(WindowProbe, CountsTheFewestWindowsAPerfectLookaheadCouldGive) {
+  // The cell goes a b c d a ... c, a hop apart from time 0 to 10 hops. Only
+  // b -> c (sent at hops 1, 5, 9) and d -> a (3, 7) cross, each arriving a
+  // hop later; a window that opens at the first event at or after the last
+  // one's end runs until such an arrival: [0,2) [2,4) [4,6) [6,8) [8,10) [10,).
+  EXPECT_EQ(fewest_windows_of_blocks(false), 6);
+  // The credits go back a hop later too, c -> b and a -> d across the cut, at
+  // the other hops: every window ends a hop after it opens, as with the lookahead.
+  EXPECT_EQ(fewest_windows_of_blocks(true), 11);
+}
+
+TEST(WindowProbe, LeavesTheFewestWindowsUncountedInAtomOrder) {
+  const Comm self = Comm::self();
+  const Layout layout = ring_layout();
+  const std::vector<Partition> cuts = {Partition::from_strategy(layout, 2, Strategy::kBlock)};
+  WindowProbe probe(layout, cuts, &role_of, ScaleCosts{});
+  EngineOptions options;
+  options.order = EventOrder::kAtom;
+  Simulator sim(self, layout, Partition::from_strategy(layout, 1, Strategy::kBlock), options);
+  sim.attach_probe(probe);
+  sim.schedule_initial(0, 0, 0, kCellTag, 10);
+  Ring ring;
+  ProbedModel<Ring> probed(ring, probe);
+  sim.run(probed);
+  EXPECT_EQ(probe.predictions(1.0).front().fewest_windows, -1);
 }
 
 }  // namespace
