@@ -94,6 +94,15 @@ Time Simulator::synchronize() {
   return all.next_time;
 }
 
+void Simulator::probe_send(Time time, std::uint64_t tiebreak, EntityId target,
+                           std::uint32_t tag) const {
+  probe_->sent(now_, time, tiebreak, target, tag);
+}
+
+void Simulator::probe_arrival(EntityId target, Time time) const {
+  probe_->arrives(current_, now_, target, time);
+}
+
 void Simulator::attach_probe(WindowProbe& probe) {
   if (comm_.size() != 1 || events_ > 0 || windows_ > 0) {
     throw Error("internal: a window probe is attached to a one-rank run before it starts");

@@ -144,7 +144,7 @@ class Simulator {
   /// count the fewest windows (WindowProbe).
   void will_arrive(EntityId target, Time time) const {
     if (probe_ != nullptr) [[unlikely]]
-      probe_->arrives(current_, now_, target, time);
+      probe_arrival(target, time);
   }
 
   /// An event from the current entity in `stream` (1 to kStreams - 1),
@@ -235,7 +235,7 @@ class Simulator {
       return;
     }
     if (probe_ != nullptr) [[unlikely]]
-      probe_->sent(now_, time, tiebreak, target, tag);
+      probe_send(time, tiebreak, target, tag);
     if (time < sub_end_) [[unlikely]] {  // atom order: for the current atom, in this sub-window
       push_local(time, tiebreak, target, tag, payload);
       return;
@@ -313,6 +313,10 @@ class Simulator {
   [[noreturn]] void reject_sequence(EntityId source) const;
   [[noreturn]] void reject_stream(std::uint32_t stream, std::uint64_t sequence) const;
   [[noreturn]] void reject_lookahead(const Event& ev) const;
+  // Out of line: the probe's counting stays out of the send path's code.
+  [[gnu::noinline]] void probe_send(Time time, std::uint64_t tiebreak, EntityId target,
+                                    std::uint32_t tag) const;
+  [[gnu::noinline]] void probe_arrival(EntityId target, Time time) const;
   [[noreturn]] void reject_act_as(EntityId e) const;
   [[noreturn]] void reject_atom_lookahead(const Event& ev) const;
 
