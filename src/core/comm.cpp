@@ -114,14 +114,20 @@ WindowState Comm::reduce_window(const WindowState& mine, std::span<const std::in
   return {in[0], in[1], in[2], in[3], in[4]};
 }
 
-void Comm::exchange_events(std::span<const std::vector<Event>> outboxes, std::int64_t expected,
-                           std::vector<Event>& inbox) const {
-  // Only the batches that exist travel, each to its rank; a rank receives as
-  // many as reduce_window counted for it, from whichever rank sends first. A
-  // batch of the next window cannot be taken for one of this window: between
-  // the two, every rank passes reduce_window, which none can leave before all
-  // have entered it, that is, before all have received this window's batches.
-  constexpr int kTag = 17;
+namespace {
+
+// Two tags, by the exchange's parity. Exchange k's batches are sent before
+// reduction k and received after it. The next exchange's may be sent before
+// every rank has received this one's, so they take the other tag. Exchange
+// k + 2's cannot: a rank sends them only after reduction k + 1, which none
+// leaves before all have entered it, that is, before all have received
+// exchange k's.
+int batch_tag(std::int64_t exchange) { return 17 + static_cast<int>(exchange & 1); }
+
+}  // namespace
+
+void Comm::send_events(std::span<const std::vector<Event>> outboxes, std::int64_t exchange) const {
+  // Only the batches that exist travel, each to its rank.
   const MPI_Comm comm = static_cast<MPI_Comm>(impl_->comm);
   auto bytes_of = [](std::size_t events) {
     const std::size_t bytes = events * sizeof(Event);
@@ -138,19 +144,29 @@ void Comm::exchange_events(std::span<const std::vector<Event>> outboxes, std::in
     const auto& box = outboxes[static_cast<std::size_t>(r)];
     if (box.empty()) continue;
     sends.emplace_back();
-    MPI_Isend(box.data(), bytes_of(box.size()), MPI_BYTE, r, kTag, comm, &sends.back());
+    MPI_Isend(box.data(), bytes_of(box.size()), MPI_BYTE, r, batch_tag(exchange), comm,
+              &sends.back());
   }
+}
+
+void Comm::receive_events(std::int64_t expected, std::int64_t exchange,
+                          std::vector<Event>& inbox) const {
+  // As many batches as reduce_window counted for this rank, from whichever
+  // rank's arrives first.
+  const MPI_Comm comm = static_cast<MPI_Comm>(impl_->comm);
   for (std::int64_t i = 0; i < expected; ++i) {
     MPI_Message message;
     MPI_Status status;
-    MPI_Mprobe(MPI_ANY_SOURCE, kTag, comm, &message, &status);
+    MPI_Mprobe(MPI_ANY_SOURCE, batch_tag(exchange), comm, &message, &status);
     int bytes = 0;
     MPI_Get_count(&status, MPI_BYTE, &bytes);
     const std::size_t base = inbox.size();
     inbox.resize(base + static_cast<std::size_t>(bytes) / sizeof(Event));
     MPI_Mrecv(inbox.data() + base, bytes, MPI_BYTE, &message, MPI_STATUS_IGNORE);
   }
+  std::vector<MPI_Request>& sends = impl_->sends;
   MPI_Waitall(static_cast<int>(sends.size()), sends.data(), MPI_STATUSES_IGNORE);
+  sends.clear();
 }
 
 std::int64_t Comm::exclusive_sum(std::int64_t v) const {

@@ -80,12 +80,15 @@ Time Simulator::synchronize() {
   const Time local_next = queue_.empty() ? kTimeInfinity : queue_.next_time();
   for (std::size_t r = 0; r < outboxes_.size(); ++r) sent_to_[r] = outboxes_[r].empty() ? 0 : 1;
   std::int64_t expected = 0;
+  // The batches go first and travel while the reduction runs.
+  comm_.send_events(outboxes_, exchanges_);
   const WindowState all = comm_.reduce_window({std::min(local_next, next_outgoing_), events_, stop,
                                                events_ - events_at_sync_, window_work_ns_},
                                               sent_to_, expected);
   busiest_sum_ += all.busiest;
   waited_ns_ += all.slowest_work - window_work_ns_;
-  comm_.exchange_events(outboxes_, expected, inbox_);  // run() queues them
+  comm_.receive_events(expected, exchanges_, inbox_);  // run() queues them
+  ++exchanges_;
   for (auto& box : outboxes_) box.clear();
   next_outgoing_ = kTimeInfinity;
   stopped_ = stopped_ || all.stop != 0;  // any rank asked: all stop after this window

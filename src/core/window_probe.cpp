@@ -95,9 +95,13 @@ void WindowProbe::price(Cut& cut) {
   t.batches += batches;
   cut.busiest_ticks += static_cast<double>(busiest_ticks);
   if (cut.parts > 1) {
-    t.reduce_seconds += mpi.allreduce_at(cut.parts) + costs_.engine.window_seconds;
-    // The last batch arrives a message's latency after it was sent.
-    t.exchange_seconds += slowest_exchange + (batches > 0 ? mpi.latency : 0.0);
+    const double allreduce = mpi.allreduce_at(cut.parts);
+    t.reduce_seconds += allreduce + costs_.engine.window_seconds;
+    // The batches are sent before the reduction (Comm::send_events): the
+    // last arrives a message's latency after it was sent, which the
+    // reduction mostly hides.
+    t.exchange_seconds +=
+        slowest_exchange + (batches > 0 ? std::max(0.0, mpi.latency - allreduce) : 0.0);
   }
 }
 

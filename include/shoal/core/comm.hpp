@@ -60,11 +60,16 @@ class Comm {
   /// one to r, else 0); `to_here` is set to the batches this rank will receive.
   WindowState reduce_window(const WindowState& mine, std::span<const std::int64_t> sent_to,
                             std::int64_t& to_here) const;
-  /// Sends outboxes[r] to rank r where it is not empty, and appends the
-  /// `expected` batches sent here (as reduce_window counted them) to inbox, in
-  /// the order they arrive.
-  void exchange_events(std::span<const std::vector<Event>> outboxes, std::int64_t expected,
-                       std::vector<Event>& inbox) const;
+  /// Starts sending outboxes[r] to rank r where it is not empty, before the
+  /// window's reduction, so that the batches travel while it runs. They must
+  /// stay untouched until receive_events(). `exchange` numbers the exchange
+  /// (the same on every rank), which keeps its batches apart from the next one's.
+  void send_events(std::span<const std::vector<Event>> outboxes, std::int64_t exchange) const;
+  /// Appends the `expected` batches of exchange `exchange` sent here (as
+  /// reduce_window counted them) to inbox, in the order they arrive, and waits
+  /// until this rank's own have gone.
+  void receive_events(std::int64_t expected, std::int64_t exchange,
+                      std::vector<Event>& inbox) const;
 
   std::int64_t sum(std::int64_t v) const;
   /// The sum of v over the ranks below this one.

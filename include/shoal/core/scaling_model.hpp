@@ -1,9 +1,10 @@
 // The cost model of `shoal scale` (docs/scaling.md): what one window of an
 // N-rank run costs, from the counts a one-rank run makes of it
-// (window_probe.hpp). Each rank handles its events, then all meet in one
-// reduction (Comm::reduce_window), then exchange their batches
-// (Comm::exchange_events). So a window lasts as long as its busiest rank
-// works, plus the reduction, plus the slowest rank's exchange.
+// (window_probe.hpp). Each rank handles its events, sends its batches
+// (Comm::send_events), meets the others in one reduction
+// (Comm::reduce_window), then receives its batches (Comm::receive_events).
+// So a window lasts as long as its busiest rank works, plus the reduction,
+// plus the slowest rank's exchange.
 #pragma once
 
 #include <cstdint>

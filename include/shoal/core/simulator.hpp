@@ -371,6 +371,7 @@ class Simulator {
   std::int64_t events_ = 0;
   std::int64_t remote_sent_ = 0;
   std::int64_t windows_ = 0;
+  std::int64_t exchanges_ = 0;       // synchronizations on more than one rank: Comm::send_events
   std::int64_t busiest_sum_ = 0;     // over windows, the most events a rank processed in one
   std::int64_t window_work_ns_ = 0;  // this rank's time on the window's events
   std::int64_t waited_ns_ = 0;      // over windows, the slowest rank's time on them less this one's
