@@ -201,8 +201,9 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
                                                           TransmissionNumbers numbers) {
   // The upstream node acts next no earlier than the engine's floor for it (now, in time order).
   const NodeId upstream = ports_.link(in_link).from;
-  sim.will_arrive(upstream, sim.now() + delay);
-  if (ports_.credit_early(in_link, cls, bytes, sim.now() + delay, sim.floor(upstream))) return;
+  const Time arrival = sim.now() + delay;
+  sim.will_arrive(upstream, arrival);
+  if (ports_.credit_early(in_link, cls, bytes, arrival, sim.floor(upstream))) return;
   send_numbered(sim, numbers, TransmissionEvent::kCredit, upstream, delay,
                 EventTag::pack(NetEvent::kCredit, in_link), CreditPayload{cls, bytes}.pack());
 }

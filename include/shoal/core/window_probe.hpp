@@ -142,8 +142,9 @@ class WindowProbe {
     }
   }
   void bound_window(Cut& cut, Time now, Time arrival) {
+    if (stamp_ == 1) return;
     open_window(cut, now);
-    if (stamp_ > 1) cut.fewest_end = std::min(cut.fewest_end, arrival);
+    cut.fewest_end = std::min(cut.fewest_end, arrival);
   }
 
   std::vector<Cut> cuts_;
