@@ -32,6 +32,7 @@ Executor::Executor(const topo::Fabric& fabric, const work::Dag& dag, core::Simul
     straggle_at_[s.gpu] = s.at;
     straggle_factor_[s.gpu] = s.slowdown;
   }
+  recorder.count_groups(tracker_.group_count());
 }
 
 void Executor::initialize(core::Simulator& sim, net::Network& network) {
@@ -87,6 +88,7 @@ void Executor::start_compute(GpuId g, core::Simulator& sim) {
 
 void Executor::start_group(SenderGroupId group, core::Simulator& sim, net::Network& network) {
   const SenderGroup& g = tracker_.group(group);
+  recorder_.group_started(group, sim.now());
   for (const work::FlowId f : g.flows) {
     recorder_.flow_started(f, g.coflow, sim.now());
     network.start_flow(f, g.coflow, sim);

@@ -19,10 +19,11 @@ net::NetworkOptions pilot_network(const net::NetworkOptions& network) {
   return instant;
 }
 
-/// The load is placed by each flow's start; its end is not needed.
+/// The load is placed by each sender group's start, when all its flows
+/// start: 8 bytes a group rather than a flow. No flow's end is needed.
 RecorderOptions pilot_recording() {
-  RecorderOptions recording;
-  recording.flow_ends = false;
+  RecorderOptions recording = RecorderOptions::coflows_only();
+  recording.group_starts = true;
   return recording;
 }
 
@@ -49,8 +50,9 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   model.initialize();
   const core::RunSummary summary = sim.run(model);
   // One rank's records are the results: read in place, not gathered into a copy.
-  const std::span<const Time> flow_start = model.recorder().flow_starts();
+  const std::span<const Time> group_start = model.recorder().group_starts();
   const std::span<const Time> task_start = model.recorder().task_starts();
+  const DependencyTracker& groups = model.executor().tracker();
 
   PilotLoad pilot;
   pilot.events = summary.events;
@@ -65,14 +67,16 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   };
   const Bytes cell = std::max<Bytes>(network.cell_size, 1);
   const auto& flows = dag.flows();
-  for (std::size_t f = 0; f < flows.size(); ++f) {
-    const Time start = flow_start[f];
+  for (std::uint32_t g = 0; g < groups.group_count(); ++g) {
+    const Time start = group_start[g];
     if (start == kTimeInfinity) continue;  // never started (a deadlock the real run reports)
-    const std::uint64_t cells =
-        std::max<std::uint64_t>(1, static_cast<std::uint64_t>((flows[f].bytes + cell - 1) / cell));
     const std::size_t s = slice_of(start);
-    pilot.load.load[std::size_t{flows[f].src} * slices + s] += cells;
-    pilot.load.load[std::size_t{flows[f].dst} * slices + s] += cells;
+    for (const work::FlowId f : groups.group(SenderGroupId{g}).flows) {
+      const std::uint64_t cells = std::max<std::uint64_t>(
+          1, static_cast<std::uint64_t>((flows[f].bytes + cell - 1) / cell));
+      pilot.load.load[std::size_t{flows[f].src} * slices + s] += cells;
+      pilot.load.load[std::size_t{flows[f].dst} * slices + s] += cells;
+    }
   }
   const auto& tasks = dag.tasks();
   for (std::size_t t = 0; t < tasks.size(); ++t) {

@@ -148,6 +148,8 @@ std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::D
     per_flow += 320;
   }
   if (options.compute_rows) per_task += 160;
+  // A sender group has at least one flow: at most a start per flow.
+  if (options.group_starts) per_flow += sizeof(Time);
   const std::uint64_t per_coflow = 2 * 2 * sizeof(Time) + 2 * sizeof(std::uint64_t);
   return dag.flows().size() * per_flow + dag.coflows().size() * per_coflow +
          dag.tasks().size() * per_task + std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);

@@ -54,6 +54,8 @@ class Executor {
   /// send (`flows_sent`).
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                       std::uint64_t flows_sent);
+  /// Which flows start together, from which GPU (Recorder::group_starts says when).
+  const DependencyTracker& tracker() const { return tracker_; }
 
  private:
   struct Gpu {

@@ -86,6 +86,7 @@ class Model final : public net::FlowEvents {
   void set_batch_hook(std::function<void()> hook) { batch_hook_ = std::move(hook); }
 
   Recorder& recorder() { return recorder_; }
+  const Executor& executor() const { return executor_; }
   /// Collective: the run's results on rank 0 (Recorder::results).
   RunResults results(const core::Comm& comm) { return recorder_.results(comm, network_); }
   /// After a run in which every flow finished: this rank's ports are empty

@@ -14,6 +14,7 @@
 #include "shoal/core/comm.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/simulator.hpp"
+#include "shoal/exec/dependency_tracker.hpp"
 #include "shoal/exec/records.hpp"
 #include "shoal/exec/run_results.hpp"
 #include "shoal/net/network.hpp"
@@ -33,6 +34,10 @@ struct RecorderOptions {
   bool compute_rows = false;
   /// A row per flow for the output file's flows table.
   bool flow_rows = false;
+  /// Each sender group's start (exec/dependency_tracker.hpp), 8 bytes a group
+  /// this rank sends: when its flows started, for far fewer bytes than every
+  /// flow's start (the weighted partition's pilot).
+  bool group_starts = false;
 
   /// Each coflow's and task's times only, as the CLI's runs keep them.
   static RecorderOptions coflows_only() {
@@ -72,6 +77,14 @@ class Recorder {
     flow_records_.push_back({flow, coflow, f.src, f.dst, f.bytes, flow_start_[flow], received_at});
     flow_recorded_[flow] = 1;
   }
+  /// This rank has `count` sender groups (from its executor, before the run).
+  void count_groups(std::size_t count) {
+    if (options_.group_starts) group_start_.assign(count, kTimeInfinity);
+  }
+  /// A sender group's flows start (each also through flow_started).
+  void group_started(SenderGroupId group, Time now) {
+    if (!group_start_.empty()) group_start_[group] = now;
+  }
   void task_started(work::TaskId task, Time now) { task_start_[task] = now; }
   void task_ended(work::TaskId task, Time now);
   /// GPU `gpu` computes for `duration`.
@@ -98,6 +111,8 @@ class Recorder {
   /// started, kTimeInfinity where it did not start here.
   std::span<const Time> flow_starts() const { return flow_start_; }
   std::span<const Time> task_starts() const { return task_start_; }
+  /// By sender group, where group starts are kept.
+  std::span<const Time> group_starts() const { return group_start_; }
 
   /// Bytes the recorder takes per flow, per coflow and per task (the rows
   /// waiting for the output file's flush included).
@@ -116,6 +131,7 @@ class Recorder {
   std::vector<Time> coflow_start_, coflow_end_;
   std::vector<std::uint64_t> coflow_flows_ended_;
   std::vector<Time> task_start_, task_end_;
+  std::vector<Time> group_start_;               // by sender group, when kept
   std::vector<Time> gpu_busy_, gpu_comm_wait_;  // by GPU
   std::vector<Time> gpu_iteration_wait_;        // by GPU * iterations_ + iteration
   std::vector<FlowRecord> flow_records_;

@@ -1,0 +1,68 @@
+// The weighted partition's pilot (exec/pilot.hpp) places a flow's cells in
+// the slice where its sender group started, keeping one start per group: the
+// loads must be those that every flow's own start gives.
+#include "shoal/exec/pilot.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "shoal/topo/builders.hpp"
+#include "work/training_cases.hpp"
+
+namespace shoal::exec {
+namespace {
+
+using work::test_jobs::generate;
+using work::test_jobs::small_moe;
+
+TEST(Pilot, PlacesEachFlowWhereItsOwnStartWould) {
+  work::JobSpec job = small_moe();
+  const work::Dag dag = generate(job, 64);  // TP 2 x PP 2 x DP 16: pipeline stages stagger
+  topo::FatTreeSpec spec;
+  spec.base.gpus = 64;
+  const topo::Fabric fabric = topo::build_fat_tree(spec);
+  net::NetworkOptions network;
+  network.cell_size = 64 * 1024;
+  constexpr std::size_t kSlices = 16;
+
+  const PilotLoad pilot = pilot_load(fabric, dag, network, {}, 1, kSlices);
+
+  // The same instant run keeping every flow's start.
+  net::NetworkOptions instant = network;
+  instant.instant = true;
+  const exec::RunResults every_flow = test::run_one_rank(fabric, dag, instant).results;
+  ASSERT_EQ(every_flow.flow_start.size(), dag.flows().size());
+  std::vector<std::uint64_t> expected(std::size_t{fabric.gpu_count()} * kSlices, 0);
+  std::vector<std::uint8_t> used(kSlices, 0);
+  auto slice_of = [&](Time t) {
+    return std::min<std::size_t>(
+        kSlices - 1, static_cast<std::size_t>(static_cast<double>(t) /
+                                              static_cast<double>(pilot.span) * kSlices));
+  };
+  for (std::size_t f = 0; f < dag.flows().size(); ++f) {
+    const work::Flow& flow = dag.flows()[f];
+    const Time start = every_flow.flow_start[f];
+    ASSERT_NE(start, kTimeInfinity);
+    const std::size_t s = slice_of(start);
+    const std::uint64_t cells = std::max<std::uint64_t>(
+        1, static_cast<std::uint64_t>((flow.bytes + network.cell_size - 1) / network.cell_size));
+    expected[std::size_t{flow.src} * kSlices + s] += cells;
+    expected[std::size_t{flow.dst} * kSlices + s] += cells;
+    used[s] = 1;
+  }
+  for (std::size_t t = 0; t < dag.tasks().size(); ++t) {  // a task adds one where it starts
+    expected[std::size_t{dag.tasks()[t].gpu} * kSlices + slice_of(every_flow.task_start[t])] += 1;
+  }
+  EXPECT_EQ(pilot.load.slices, kSlices);
+  EXPECT_EQ(pilot.load.load, expected);
+  // It engaged: groups of more than one flow, started over much of the run.
+  const std::size_t groups = DependencyTracker(dag, [](work::GpuId) { return true; }).group_count();
+  EXPECT_LT(groups, dag.flows().size());
+  EXPECT_GE(std::count(used.begin(), used.end(), 1), 8);
+}
+
+}  // namespace
+}  // namespace shoal::exec
