@@ -59,7 +59,9 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
   const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(tasks_.size())};
   add_name(name, node);
   tasks_.push_back({store_name(name), gpu, duration, {}, labels});
-  task_after_names_.push_back(std::move(after));
+  if (!resolve_now(after, tasks_.back().after)) {
+    task_after_names_.emplace_back(node.index, std::move(after));
+  }
   grew();
   return node;
 }
@@ -80,8 +82,8 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   c.first_flow = static_cast<std::uint32_t>(flows_.size());
   c.flow_count = static_cast<std::uint32_t>(flows.size());
   flows_.insert(flows_.end(), flows.begin(), flows.end());
+  if (!resolve_now(after, c.after)) coflow_after_names_.emplace_back(node.index, std::move(after));
   coflows_.push_back(c);
-  coflow_after_names_.push_back(std::move(after));
   grew();
   return node;
 }
@@ -99,6 +101,19 @@ std::string Dag::describe(NodeRef node) const {
          std::string(name(node)) + "\"";
 }
 
+bool Dag::resolve_now(const std::vector<std::string>& names, std::span<const NodeRef>& after) {
+  resolving_.clear();
+  for (const std::string& n : names) {
+    const auto ref = find(n);
+    if (!ref) return false;
+    if (std::find(resolving_.begin(), resolving_.end(), *ref) == resolving_.end()) {
+      resolving_.push_back(*ref);
+    }
+  }
+  after = store_after(resolving_);
+  return true;
+}
+
 void Dag::resolve() {
   auto resolve_list = [&](NodeRef node, const std::vector<std::string>& names) {
     std::vector<NodeRef> refs;
@@ -110,22 +125,15 @@ void Dag::resolve() {
     }
     return refs;
   };
-  // Only the nodes added since the last call still hold their names.
-  const auto first_task = static_cast<std::uint32_t>(tasks_.size() - task_after_names_.size());
-  for (std::uint32_t i = first_task; i < tasks_.size(); ++i) {
-    tasks_[i].after =
-        store_after(resolve_list({NodeRef::Kind::kTask, i}, task_after_names_[i - first_task]));
+  // Only the nodes that named a node not yet added still hold their names.
+  for (const auto& [task, names] : task_after_names_) {
+    tasks_[task].after = store_after(resolve_list({NodeRef::Kind::kTask, task}, names));
   }
-  const auto first_coflow =
-      static_cast<std::uint32_t>(coflows_.size() - coflow_after_names_.size());
-  for (std::uint32_t i = first_coflow; i < coflows_.size(); ++i) {
-    coflows_[i].after = store_after(
-        resolve_list({NodeRef::Kind::kCoflow, i}, coflow_after_names_[i - first_coflow]));
+  for (const auto& [coflow, names] : coflow_after_names_) {
+    coflows_[coflow].after = store_after(resolve_list({NodeRef::Kind::kCoflow, coflow}, names));
   }
-  // The names are not needed again (a task's are a few dozen bytes, held for
-  // the whole run before).
-  std::vector<std::vector<std::string>>().swap(task_after_names_);
-  std::vector<std::vector<std::string>>().swap(coflow_after_names_);
+  std::vector<PendingAfter>().swap(task_after_names_);
+  std::vector<PendingAfter>().swap(coflow_after_names_);
   resolved_ = true;
 }
 

@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "shoal/core/units.hpp"
@@ -150,9 +151,17 @@ class Dag {
   NameIndex names_;
   StableArena<char> name_chars_;
   StableArena<NodeRef> after_refs_;
-  // The dependency names of the nodes added since the last resolve(), in order.
-  std::vector<std::vector<std::string>> task_after_names_;
-  std::vector<std::vector<std::string>> coflow_after_names_;
+  // The dependency names of the nodes that named a node not yet added, for
+  // resolve(), by task or coflow index in the order they were added. Others
+  // are resolved as they are added: holding every node's names until the
+  // whole DAG is built took more memory than the DAG.
+  using PendingAfter = std::pair<std::uint32_t, std::vector<std::string>>;
+  std::vector<PendingAfter> task_after_names_;
+  std::vector<PendingAfter> coflow_after_names_;
+  std::vector<NodeRef> resolving_;  // resolve_now's scratch
+  /// Sets `after` to the references of `names` where every one names a node
+  /// added already (each once, in order); false, leaving it, where one does not.
+  bool resolve_now(const std::vector<std::string>& names, std::span<const NodeRef>& after);
   bool resolved_ = false;
   GrowthCheck growth_check_;
   std::uint32_t added_since_check_ = 0;
