@@ -17,17 +17,19 @@ std::vector<Time> Ports::failure_times(const topo::Fabric& fabric,
 }
 
 std::uint32_t Ports::lane_hops(const topo::Fabric& fabric, const NetworkOptions& options,
-                               std::span<const LinkPerturbation> perturbations) {
+                               std::span<const LinkPerturbation> perturbations, std::size_t flows) {
   // A flow's cells that are h links into their path wait at one port and
   // class only where routes never change: ECMP (not spraying), no link that
   // fails, no starvation guard (a promoted flow's cells change class); the
-  // instant network queues no cells at all.
+  // instant network queues no cells at all. A table too large for the DAG's
+  // flows gives way to the hash (NetworkOptions::lanes_by_hop_max_bytes).
   const bool failures = std::any_of(perturbations.begin(), perturbations.end(),
                                     [](const LinkPerturbation& p) { return p.fail; });
   const std::uint32_t hops = fabric.longest_route();
   if (options.instant || !options.lanes_by_hop || !options.switch_round_robin ||
       options.load_balancing != LoadBalancing::kEcmp || failures ||
-      options.starvation_after != kTimeInfinity || hops > kMaxHops) {
+      options.starvation_after != kTimeInfinity || hops > kMaxHops ||
+      PortQueues::by_hop_bytes(flows, hops) > options.lanes_by_hop_max_bytes) {
     return 0;
   }
   return hops;
@@ -37,7 +39,7 @@ PortQueues Ports::make_queues(const topo::Fabric& fabric, const work::Dag& dag,
                               const NetworkOptions& options,
                               std::span<const LinkPerturbation> perturbations) {
   if (!options.switch_round_robin) return PortQueues::fifo();
-  const std::uint32_t hops = lane_hops(fabric, options, perturbations);
+  const std::uint32_t hops = lane_hops(fabric, options, perturbations, dag.flows().size());
   return hops == 0 ? PortQueues::hashed() : PortQueues::by_hop(dag.flows().size(), hops);
 }
 
@@ -139,8 +141,8 @@ std::uint64_t Ports::estimate_bytes(const topo::Fabric& fabric, const work::Dag&
       cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell) +
       (options.record ? LinkMeters::kBytesPerLink : 0);
   // Lanes found by hop: a slot per flow and hop (counted as if no link fails).
-  const std::uint64_t lane_slots =
-      PortQueues::by_hop_bytes(dag.flows().size(), lane_hops(fabric, options, {}));
+  const std::uint64_t lane_slots = PortQueues::by_hop_bytes(
+      dag.flows().size(), lane_hops(fabric, options, {}, dag.flows().size()));
   return fabric.link_count() * per_link + lane_slots;
 }
 

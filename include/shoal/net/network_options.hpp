@@ -76,6 +76,12 @@ struct NetworkOptions {
   // hash of (link, class, flow) (PortQueues::by_hop). The run is the same
   // either way; off only to test that.
   bool lanes_by_hop = true;
+  // The by-hop table is sized for every flow of the DAG on every rank, however
+  // few of them wait at the rank's ports, while the hash follows the cells
+  // waiting there. Above this many bytes it gives way to the hash: on large
+  // DAGs, whose table misses the caches anyway, it saves little time and takes
+  // much of each rank's memory (docs/performance.md, "Memory per rank").
+  std::uint64_t lanes_by_hop_max_bytes = std::uint64_t{128} << 20;
   // The full invariants (docs/reliability.md): after every window, every
   // port's queue counters and credits recounted, its lanes found again by
   // their keys. On in Debug builds, `shoal run --check` in Release. The cheap

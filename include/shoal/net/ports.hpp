@@ -224,10 +224,12 @@ class Ports {
   static std::vector<Time> failure_times(const topo::Fabric& fabric,
                                          std::span<const LinkPerturbation> perturbations);
   /// How the queues find a flow's lane: by (flow, hop) where every flow's
-  /// route is fixed for the whole run (NetworkOptions::lanes_by_hop), a route
-  /// being at most this many links; 0: by hash.
+  /// route is fixed for the whole run (NetworkOptions::lanes_by_hop) and the
+  /// table for `flows` flows is small enough, a route being at most this many
+  /// links; 0: by hash.
   static std::uint32_t lane_hops(const topo::Fabric& fabric, const NetworkOptions& options,
-                                 std::span<const LinkPerturbation> perturbations);
+                                 std::span<const LinkPerturbation> perturbations,
+                                 std::size_t flows);
   /// Bytes one rank's ports take for this fabric and DAG: per link, and the
   /// cells in flight that the credits allow.
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
