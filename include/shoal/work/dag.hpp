@@ -93,7 +93,8 @@ class Dag {
   Dag& operator=(Dag&&) = default;
 
   /// Adds a node; names must be unique across tasks and coflows (an Error names a
-  /// duplicate). Dependencies are given by name and resolved by resolve().
+  /// duplicate). Dependencies are given by name: those of nodes added already
+  /// resolve at once, the rest in resolve().
   NodeRef add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after,
                    const TaskLabels& labels = {});
   NodeRef add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
