@@ -115,10 +115,10 @@ exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
 
 namespace {
 
-/// Flows that rank `rank`'s GPUs send under the setup's partition.
-std::uint64_t flows_sent_on(const RunSetup& setup, int rank) {
+/// Flows that rank `rank`'s GPUs send under `partition`.
+std::uint64_t flows_sent_on(const RunSetup& setup, const core::Partition& partition, int rank) {
   const topo::Fabric& fabric = *setup.fabric;
-  const std::vector<std::int32_t> owner = setup.partition->entity_ranks(fabric.layout());
+  const std::vector<std::int32_t> owner = partition.entity_ranks(fabric.layout());
   std::uint64_t sent = 0;
   for (const work::Flow& f : setup.dag.flows()) sent += owner[fabric.gpu_node(f.src)] == rank;
   return sent;
@@ -130,7 +130,8 @@ std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, int rank) {
   net::NetworkOptions options = setup.network;
   options.record = record;
   return exec::Model::estimate_bytes(*setup.fabric, setup.dag, options,
-                                     recording_for(setup, record), flows_sent_on(setup, rank));
+                                     recording_for(setup, record),
+                                     flows_sent_on(setup, *setup.partition, rank));
 }
 
 namespace {
@@ -189,8 +190,11 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
   }
 }
 
-void check_pilot_memory(const RunSetup& setup) {
-  const std::uint64_t more = exec::pilot_estimate_bytes(*setup.fabric, setup.dag, setup.network);
+void check_pilot_memory(int rank, int ranks, const RunSetup& setup) {
+  const std::uint64_t sent =
+      flows_sent_on(setup, exec::pilot_partition(*setup.fabric, ranks), rank);
+  const std::uint64_t more =
+      exec::pilot_estimate_bytes(*setup.fabric, setup.dag, setup.network, sent);
   const std::uint64_t now = resident_bytes();
   const std::string what = "memory: the weighted partition's pilot run needs about " +
                            gib(now + more) + " per rank (" + gib(now) +

@@ -31,11 +31,12 @@ std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, int rank);
 void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool record,
                   std::uint64_t limit, const std::string& scratch = {});
 
-/// The guard before a weighted partition's pilot run (exec/pilot.hpp), which
-/// builds a model of the whole workload on every rank: an Error when its
-/// estimate, with what is resident, passes setup.memory_limit, or times
-/// setup.ranks_on_node passes what the node has available.
-void check_pilot_memory(const RunSetup& setup);
+/// The guard before a weighted partition's pilot run (exec/pilot.hpp) on
+/// `ranks` ranks, which builds a model of rank `rank`'s share of the workload:
+/// an Error when its estimate, with what is resident, passes
+/// setup.memory_limit, or times setup.ranks_on_node passes what the node has
+/// available.
+void check_pilot_memory(int rank, int ranks, const RunSetup& setup);
 
 /// The same guard while read_config builds the workload's DAG (which every
 /// rank holds whole): a check for work::Dag::set_growth_check that throws an

@@ -329,7 +329,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
                   ": runs one policy; sweep policy.name instead of giving policy.compare");
     }
   });
-  if (!ready) return 1;
+  if (!ready || !place_weighted(world, setup, world.size())) return 1;
   const bool several = setup.policies.size() > 1;
   // -o FILE.h5 (or [output] file) writes HDF5; -o FILE.csv the coflow table.
   const std::string output = args.output.empty() ? setup.output : args.output;

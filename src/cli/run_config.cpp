@@ -9,6 +9,7 @@
 #include <malloc.h>
 #endif
 
+#include "shoal/cli/guard.hpp"
 #include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/exec/pilot.hpp"
@@ -35,24 +36,43 @@ void release_free_heap() {
 
 }  // namespace
 
-core::Partition weighted_partition(const exec::RunSetup& setup, int ranks) {
-  const topo::Fabric& fabric = *setup.fabric;
-  if (ranks == 1) {  // nothing to balance: no pilot
-    return topo::partition_by_load(fabric, 1, {1, std::vector<std::uint64_t>(fabric.gpu_count())});
-  }
-  return topo::partition_by_load(fabric, ranks, weighted_pilot(setup).load);
-}
-
-exec::PilotLoad weighted_pilot(const exec::RunSetup& setup) {
-  check_pilot_memory(setup);
+exec::PilotLoad weighted_pilot(const core::Comm& comm, const exec::RunSetup& setup) {
   const auto start = std::chrono::steady_clock::now();
-  exec::PilotLoad pilot = exec::pilot_load(*setup.fabric, setup.dag, setup.network,
+  exec::PilotLoad pilot = exec::pilot_load(comm, *setup.fabric, setup.dag, setup.network,
                                            setup.perturbations, setup.engine.seed, kPilotSlices);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  spdlog::info("weighted partition: a pilot on the instant network, {} events over {}, in {:.2f} s",
-               pilot.events, format_time(pilot.span), seconds);
+  if (comm.rank() == 0) {
+    spdlog::info(
+        "weighted partition: a pilot on the instant network with latency, {} events over {} on "
+        "{} rank{}, in {:.2f} s",
+        pilot.events, format_time(pilot.span), comm.size(), comm.size() == 1 ? "" : "s", seconds);
+  }
   return pilot;
+}
+
+bool place_weighted(const core::Comm& comm, exec::RunSetup& setup, int ranks) {
+  if (setup.partition) return true;
+  if (!setup_everywhere(comm, [&] { check_pilot_memory(comm.rank(), comm.size(), setup); })) {
+    return false;
+  }
+  exec::PilotLoad pilot;
+  if (run_or_abort(comm, [&] {
+        pilot = weighted_pilot(comm, setup);
+        return 0;
+      }) != 0) {
+    return false;
+  }
+  const bool placed = setup_everywhere(comm, [&] {
+    try {
+      setup.partition.emplace(topo::partition_by_load(*setup.fabric, ranks, pilot.load));
+    } catch (const Error& e) {
+      throw Error("config " + setup.config_path + ": run.partition: " + e.what());
+    }
+  });
+  pilot = {};
+  release_free_heap();
+  return placed;
 }
 
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
@@ -89,9 +109,12 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
                 std::to_string(ranks) + " (its flows arrive the moment they start)");
   }
   try {
-    setup.partition.emplace(partition == "weighted"
-                                ? weighted_partition(setup, ranks)
-                                : topo::fabric_partition(fabric, ranks, partition, partition_file));
+    if (partition == "weighted" && ranks == 1) {  // nothing to balance: no pilot
+      setup.partition.emplace(
+          topo::partition_by_load(fabric, 1, {1, std::vector<std::uint64_t>(fabric.gpu_count())}));
+    } else if (partition != "weighted") {
+      setup.partition.emplace(topo::fabric_partition(fabric, ranks, partition, partition_file));
+    }
   } catch (const Error& e) {
     throw Error("config " + config.path() + ": run.partition: " + e.what());
   }

@@ -16,8 +16,10 @@ namespace shoal::cli {
 using exec::RunSetup;
 
 /// Reads and checks everything; an Error names the file and key. `ranks`
-/// sizes the partition. `input_map` reads files the config names from other
-/// paths (ConfigFile::map_inputs); messages name the config `shown_as` where given.
+/// sizes the partition, except a weighted one for more than one rank, which
+/// place_weighted makes afterwards (its pilot is collective). `input_map`
+/// reads files the config names from other paths (ConfigFile::map_inputs);
+/// messages name the config `shown_as` where given.
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
                  RunSetup& setup, const std::map<std::string, std::string>& input_map = {},
                  const std::string& shown_as = {});
@@ -25,12 +27,17 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
 /// The slices of a pilot run's time that the weighted partition balances.
 inline constexpr std::size_t kPilotSlices = 64;
 
-/// The "weighted" partition (topo/load_partition.hpp) of a read setup for
-/// `ranks` ranks, from a pilot run of its workload (exec/pilot.hpp) in
-/// kPilotSlices slices; with one rank, no pilot.
-core::Partition weighted_partition(const RunSetup& setup, int ranks);
+/// Collective over `comm`: where read_config left the weighted partition
+/// (topo/load_partition.hpp) for `ranks` ranks to make, runs its pilot
+/// (weighted_pilot) on the ranks of `comm` and makes it. False, with the first
+/// failing rank's error printed, where the pilot's memory guard refuses; an
+/// error in the pilot itself stops every rank (run_or_abort).
+bool place_weighted(const core::Comm& comm, RunSetup& setup, int ranks);
 
-/// The pilot run behind weighted_partition (checked against the memory guard first).
-exec::PilotLoad weighted_pilot(const RunSetup& setup);
+/// Collective over `comm`: the pilot run behind the weighted partition
+/// (exec/pilot.hpp, kPilotSlices slices), each rank of `comm` running its
+/// share; the same loads for any number of ranks. The caller checks its
+/// memory first (check_pilot_memory).
+exec::PilotLoad weighted_pilot(const core::Comm& comm, const RunSetup& setup);
 
 }  // namespace shoal::cli

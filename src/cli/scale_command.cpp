@@ -184,7 +184,10 @@ void prepare(const core::Comm& world, const ScaleArgs& args, Prepared& prep) {
     if (n == 1) continue;
     try {
       if (setup.partition_spec == "weighted") {
-        if (!pilot) pilot = weighted_pilot(setup);
+        if (!pilot) {
+          check_pilot_memory(0, 1, setup);
+          pilot = weighted_pilot(core::Comm::self(), setup);
+        }
         prep.partitions.push_back(topo::partition_by_load(fabric, n, pilot->load));
       } else {
         prep.partitions.push_back(

@@ -90,10 +90,11 @@ int write_fabric_partition(const core::Comm& world, const TopoArgs& args) {
       // The whole run config: the pilot runs its workload. Any partition file
       // it names is for another purpose and not read.
       std::vector<std::string> overrides = args.overrides;
-      overrides.emplace_back("run.partition=\"topology\"");
+      overrides.emplace_back("run.partition=\"weighted\"");
       RunSetup setup;
       read_config(args.config, overrides, args.ranks, setup);
-      return write_partition(weighted_partition(setup, args.ranks), *setup.fabric, args);
+      if (!place_weighted(core::Comm::self(), setup, args.ranks)) return 1;
+      return write_partition(*setup.partition, *setup.fabric, args);
     }
     config::ConfigFile config(args.config, args.overrides);
     const topo::Fabric fabric = topo::build_fabric(config);

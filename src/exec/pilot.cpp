@@ -5,15 +5,17 @@
 #include "shoal/core/comm.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/simulator.hpp"
+#include "shoal/topo/fabric_config.hpp"
 
 namespace shoal::exec {
 
 namespace {
 
-/// The instant network, without the output file's counters.
+/// The instant network with latency, without the output file's counters.
 net::NetworkOptions pilot_network(const net::NetworkOptions& network) {
   net::NetworkOptions instant = network;
   instant.instant = true;
+  instant.instant_latency = true;
   instant.record = false;
   instant.link_util_bin = 0;
   return instant;
@@ -30,26 +32,26 @@ RecorderOptions pilot_recording() {
 }  // namespace
 
 std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                   const net::NetworkOptions& network) {
-  // One rank runs the whole DAG.
-  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(),
-                               dag.flows().size());
+                                   const net::NetworkOptions& network, std::uint64_t flows_sent) {
+  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(), flows_sent);
 }
 
-PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
+core::Partition pilot_partition(const topo::Fabric& fabric, int ranks) {
+  return topo::partition_fabric(fabric, ranks, "topology");
+}
+
+PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const work::Dag& dag,
                      const net::NetworkOptions& network, const Perturbations& perturbations,
                      std::uint64_t seed, std::size_t slices) {
-  const core::Comm self = core::Comm::self();
-  const core::Partition one_rank =
-      core::Partition::from_strategy(fabric.layout(), 1, core::Strategy::kBlock);
+  const core::Partition partition = pilot_partition(fabric, comm.size());
   core::EngineOptions engine;
   engine.seed = seed;
   engine.progress = false;
-  core::Simulator sim(self, fabric.layout(), one_rank, engine);
+  core::Simulator sim(comm, fabric.layout(), partition, engine);
   Model model(fabric, dag, sim, pilot_network(network), perturbations, {}, pilot_recording());
   model.initialize();
   const core::RunSummary summary = sim.run(model);
-  // One rank's records are the results: read in place, not gathered into a copy.
+  // This rank's groups and tasks, read in place; the loads are then summed.
   const std::span<const Time> group_start = model.recorder().group_starts();
   const std::span<const Time> task_start = model.recorder().task_starts();
   const DependencyTracker& groups = model.executor().tracker();
@@ -58,7 +60,7 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
   pilot.events = summary.events;
   pilot.span = std::max<Time>(summary.simulated_time, 1);
   pilot.load.slices = slices;
-  pilot.load.load.assign(std::size_t{fabric.gpu_count()} * slices, 0);
+  std::vector<std::uint64_t> load(std::size_t{fabric.gpu_count()} * slices, 0);
   auto slice_of = [&](Time t) {
     const auto s =
         static_cast<std::size_t>(static_cast<double>(std::max<Time>(t, 0)) /
@@ -74,16 +76,17 @@ PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
     for (const work::FlowId f : groups.group(SenderGroupId{g}).flows) {
       const std::uint64_t cells = std::max<std::uint64_t>(
           1, static_cast<std::uint64_t>((flows[f].bytes + cell - 1) / cell));
-      pilot.load.load[std::size_t{flows[f].src} * slices + s] += cells;
-      pilot.load.load[std::size_t{flows[f].dst} * slices + s] += cells;
+      load[std::size_t{flows[f].src} * slices + s] += cells;
+      load[std::size_t{flows[f].dst} * slices + s] += cells;
     }
   }
   const auto& tasks = dag.tasks();
   for (std::size_t t = 0; t < tasks.size(); ++t) {
     const Time start = task_start[t];
-    if (start != kTimeInfinity)
-      pilot.load.load[std::size_t{tasks[t].gpu} * slices + slice_of(start)] += 1;
+    if (start != kTimeInfinity) load[std::size_t{tasks[t].gpu} * slices + slice_of(start)] += 1;
   }
+  pilot.load.load.assign(load.size(), 0);
+  comm.sum_all(load, pilot.load.load);
   return pilot;
 }
 

@@ -78,8 +78,10 @@ void Network::initialize() {
 void Network::start_flow(FlowId f, work::CoflowId coflow, core::Simulator& sim) {
   const work::Flow& flow = dag_.flows()[f];
   if (options_.instant) {
-    count_received(f, flow.bytes, flow);
-    sim.send(gpu_node(flow.dst), 0, EventTag::pack(NetEvent::kFlowReceived), flow_payload(f));
+    // With latency the receiver counts the bytes, on its own rank.
+    if (!options_.instant_latency) count_received(f, flow.bytes, flow);
+    const Time latency = options_.instant_latency ? fabric_.path_latency(flow.src, flow.dst) : 0;
+    sim.send(gpu_node(flow.dst), latency, EventTag::pack(NetEvent::kFlowReceived), flow_payload(f));
     return;
   }
   const NodeId sender = gpu_node(flow.src);
@@ -281,6 +283,7 @@ NodeId Network::counted_at(FlowId f) const {
 
 void Network::on_flow_received(FlowId flow, core::Simulator& sim) {
   const work::Flow& f = dag_.flows()[flow];
+  if (options_.instant_latency) count_received(flow, f.bytes, f);
   // The acknowledgement returns along the path (its latency, no queueing).
   sim.send(gpu_node(f.src), ack_latency(f), EventTag::pack(NetEvent::kFlowAck), flow_payload(flow));
   events_.on_flow_received(flow, sim);

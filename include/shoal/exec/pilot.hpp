@@ -1,13 +1,17 @@
-// A pilot run: the workload on the instant network (flows arrive the moment
-// they start), on this rank alone, to learn when each GPU is busy. It runs
-// the executor's own semantics (dependencies, one task at a time per GPU,
-// stragglers), so a pipeline's stages come out staggered as they will be;
-// only the network's time is left out. The weighted partition balances what
-// it finds (topo/load_partition.hpp).
+// A pilot run: the workload on the instant network with latency (a flow
+// arrives its path's latency after it starts), to learn when each GPU is
+// busy. It runs the executor's own semantics (dependencies, one task at a
+// time per GPU, stragglers), so a pipeline's stages come out staggered as
+// they will be; only the network's bandwidth and queues are left out. It runs
+// on every rank of the run, each rank its own GPUs under the topology
+// partition, so no rank holds the whole DAG's dependency state. The weighted
+// partition balances what it finds (topo/load_partition.hpp).
 #pragma once
 
 #include <cstddef>
 
+#include "shoal/core/comm.hpp"
+#include "shoal/core/partition.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/exec/model.hpp"
 #include "shoal/net/network_options.hpp"
@@ -23,17 +27,22 @@ struct PilotLoad {
   std::int64_t events = 0;  // the pilot's events
 };
 
-/// Each GPU's load in `slices` equal slices of the pilot's time: a flow adds
-/// its cells (its bytes over `network.cell_size`, at least one) to its sender
-/// and to its receiver in the slice where it starts, a compute task one to
-/// its GPU where it starts.
-PilotLoad pilot_load(const topo::Fabric& fabric, const work::Dag& dag,
+/// Collective over `comm`: each GPU's load in `slices` equal slices of the
+/// pilot's time, on every rank: a flow adds its cells (its bytes over
+/// `network.cell_size`, at least one) to its sender and to its receiver in the
+/// slice where it starts, a compute task one to its GPU where it starts. The
+/// same for any number of ranks.
+PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const work::Dag& dag,
                      const net::NetworkOptions& network, const Perturbations& perturbations,
                      std::uint64_t seed, std::size_t slices);
 
-/// Bytes the pilot's model will allocate (Model::estimate_bytes of the model
-/// pilot_load builds): the resource guard's estimate for it.
+/// The partition the pilot runs under on `ranks` ranks (topology).
+core::Partition pilot_partition(const topo::Fabric& fabric, int ranks);
+
+/// Bytes the pilot's model will allocate on a rank whose GPUs send
+/// `flows_sent` flows under pilot_partition (Model::estimate_bytes of the
+/// model pilot_load builds): the resource guard's estimate for it.
 std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                   const net::NetworkOptions& network);
+                                   const net::NetworkOptions& network, std::uint64_t flows_sent);
 
 }  // namespace shoal::exec

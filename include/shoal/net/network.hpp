@@ -234,7 +234,7 @@ class Network {
   void evacuate(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   /// How long a flow's acknowledgement takes back to its sender.
   Time ack_latency(const work::Flow& f) const {
-    return options_.instant ? 0 : fabric_.path_latency(f.dst, f.src);
+    return options_.instant && !options_.instant_latency ? 0 : fabric_.path_latency(f.dst, f.src);
   }
   topo::NodeId gpu_node(work::GpuId g) const { return fabric_.gpu_node(g); }
   work::GpuId gpu_of(topo::NodeId n) const { return fabric_.node(n).index; }

@@ -40,6 +40,12 @@ struct NetworkOptions {
   // ([network] model = "instant"). Its deliveries cross no lookahead, so it
   // runs on one rank, in time order.
   bool instant = false;
+  // With `instant`: a flow arrives its path's latency after it starts, and its
+  // acknowledgement as long after that (still no bandwidth, no queues). Every
+  // delivery to another rank then crosses a cut link's latency, the
+  // lookahead, so the run can be cut across ranks: the weighted partition's
+  // pilot runs so on every rank of the run, each holding its own GPUs' part.
+  bool instant_latency = false;
   Bytes cell_size = 4096;
   Bytes buffer_per_class = 512 * 1024;  // ingress buffer per port and class (credits)
   bool cut_through = true;

@@ -21,7 +21,7 @@ std::uint32_t parse_oversubscription(std::string_view text);
 /// and spreads the switches above round-robin; with fewer leaves (pods) than
 /// ranks, each server is a unit and every switch is spread. "block" and
 /// "round-robin" are the engine's strategies over atoms. "weighted" is named
-/// here but made from a workload (topo/load_partition.hpp, cli::weighted_partition).
+/// here but made from a workload (topo/load_partition.hpp, cli::place_weighted).
 /// Whether `name` is one of partition_fabric's strategies.
 bool is_partition_strategy(std::string_view name);
 core::Partition partition_fabric(const Fabric& fabric, int ranks, std::string_view strategy);

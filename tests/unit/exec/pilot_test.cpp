@@ -28,11 +28,12 @@ TEST(Pilot, PlacesEachFlowWhereItsOwnStartWould) {
   network.cell_size = 64 * 1024;
   constexpr std::size_t kSlices = 16;
 
-  const PilotLoad pilot = pilot_load(fabric, dag, network, {}, 1, kSlices);
+  const PilotLoad pilot = pilot_load(core::Comm::self(), fabric, dag, network, {}, 1, kSlices);
 
-  // The same instant run keeping every flow's start.
+  // The same run keeping every flow's start.
   net::NetworkOptions instant = network;
   instant.instant = true;
+  instant.instant_latency = true;
   const exec::RunResults every_flow = test::run_one_rank(fabric, dag, instant).results;
   ASSERT_EQ(every_flow.flow_start.size(), dag.flows().size());
   std::vector<std::uint64_t> expected(std::size_t{fabric.gpu_count()} * kSlices, 0);
