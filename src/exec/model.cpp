@@ -22,7 +22,7 @@ std::uint64_t Model::estimate_bytes(const topo::Fabric& fabric, const work::Dag&
                                     const RecorderOptions& recording, std::uint64_t flows_sent) {
   return net::Network::estimate_bytes(fabric, dag, options, flows_sent) +
          Executor::estimate_bytes(fabric, dag, flows_sent) +
-         Recorder::estimate_bytes(fabric, dag, recording);
+         Recorder::estimate_bytes(fabric, dag, recording, flows_sent);
 }
 
 void Model::initialize() {

@@ -137,7 +137,7 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
 }
 
 std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                       const RecorderOptions& options) {
+                                       const RecorderOptions& options, std::uint64_t flows_sent) {
   // Kept, and gathered.
   std::uint64_t per_flow = 2 * sizeof(Time) * (int{options.flow_starts} + int{options.flow_ends});
   std::uint64_t per_task = 2 * sizeof(Time) + 16;  // with the tracker's share
@@ -148,10 +148,10 @@ std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::D
     per_flow += 320;
   }
   if (options.compute_rows) per_task += 160;
-  // A sender group has at least one flow: at most a start per flow.
-  if (options.group_starts) per_flow += sizeof(Time);
+  // A sender group holds at least one of the flows the rank sends.
+  const std::uint64_t group_starts = options.group_starts ? flows_sent * sizeof(Time) : 0;
   const std::uint64_t per_coflow = 2 * 2 * sizeof(Time) + 2 * sizeof(std::uint64_t);
-  return dag.flows().size() * per_flow + dag.coflows().size() * per_coflow +
+  return group_starts + dag.flows().size() * per_flow + dag.coflows().size() * per_coflow +
          dag.tasks().size() * per_task + std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);
 }
 

@@ -115,9 +115,10 @@ class Recorder {
   std::span<const Time> group_starts() const { return group_start_; }
 
   /// Bytes the recorder takes per flow, per coflow and per task (the rows
-  /// waiting for the output file's flush included).
+  /// waiting for the output file's flush included), on a rank whose GPUs send
+  /// `flows_sent` flows.
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const RecorderOptions& options);
+                                      const RecorderOptions& options, std::uint64_t flows_sent);
 
  private:
   const topo::Fabric& fabric_;

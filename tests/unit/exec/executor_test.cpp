@@ -127,8 +127,8 @@ TEST(Recorder, CoflowTimesWithoutFlowTimesAreThoseTheFlowsGive) {
       EXPECT_GT(unfinished, 0u);
     }
   }
-  EXPECT_LT(Recorder::estimate_bytes(fabric, dag, by_coflow),
-            Recorder::estimate_bytes(fabric, dag, {}));
+  EXPECT_LT(Recorder::estimate_bytes(fabric, dag, by_coflow, dag.flows().size()),
+            Recorder::estimate_bytes(fabric, dag, {}, dag.flows().size()));
 }
 
 TEST(Model, CheckOutcomeNamesADeadlockATaskThatNeverRanAndLostBytes) {

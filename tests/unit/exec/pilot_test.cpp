@@ -65,5 +65,22 @@ TEST(Pilot, PlacesEachFlowWhereItsOwnStartWould) {
   EXPECT_GE(std::count(used.begin(), used.end(), 1), 8);
 }
 
+// The guard's estimate counts a rank's share: for each flow it sends, its
+// sender group's start and the executor's slots (8 + 8 bytes), and a share of
+// the received-bytes table.
+TEST(Pilot, EstimatesARanksShare) {
+  work::JobSpec job = small_moe();
+  const work::Dag dag = generate(job, 64);
+  topo::FatTreeSpec spec;
+  spec.base.gpus = 64;
+  const topo::Fabric fabric = topo::build_fat_tree(spec);
+  const std::uint64_t flows = dag.flows().size();
+  const std::uint64_t whole = pilot_estimate_bytes(fabric, dag, {}, flows);
+  const std::uint64_t eighth = pilot_estimate_bytes(fabric, dag, {}, flows / 8);
+  EXPECT_LT(eighth, whole);
+  EXPECT_GE(whole - eighth, (flows - flows / 8) * 16);
+  EXPECT_LE(whole - eighth, (flows - flows / 8) * 24);
+}
+
 }  // namespace
 }  // namespace shoal::exec
