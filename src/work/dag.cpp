@@ -101,36 +101,37 @@ std::string Dag::describe(NodeRef node) const {
          std::string(name(node)) + "\"";
 }
 
-bool Dag::resolve_now(const std::vector<std::string>& names, std::span<const NodeRef>& after) {
+const std::string* Dag::collect_refs(const std::vector<std::string>& names) {
   resolving_.clear();
   for (const std::string& n : names) {
     const auto ref = find(n);
-    if (!ref) return false;
+    if (!ref) return &n;
     if (std::find(resolving_.begin(), resolving_.end(), *ref) == resolving_.end()) {
       resolving_.push_back(*ref);
     }
   }
+  return nullptr;
+}
+
+bool Dag::resolve_now(const std::vector<std::string>& names, std::span<const NodeRef>& after) {
+  if (collect_refs(names) != nullptr) return false;
   after = store_after(resolving_);
   return true;
 }
 
 void Dag::resolve() {
   auto resolve_list = [&](NodeRef node, const std::vector<std::string>& names) {
-    std::vector<NodeRef> refs;
-    refs.reserve(names.size());
-    for (const std::string& n : names) {
-      const auto ref = find(n);
-      if (!ref) throw Error(describe(node) + ": 'after' names \"" + n + "\", which does not exist");
-      if (std::find(refs.begin(), refs.end(), *ref) == refs.end()) refs.push_back(*ref);
+    if (const std::string* missing = collect_refs(names)) {
+      throw Error(describe(node) + ": 'after' names \"" + *missing + "\", which does not exist");
     }
-    return refs;
+    return store_after(resolving_);
   };
   // Only the nodes that named a node not yet added still hold their names.
   for (const auto& [task, names] : task_after_names_) {
-    tasks_[task].after = store_after(resolve_list({NodeRef::Kind::kTask, task}, names));
+    tasks_[task].after = resolve_list({NodeRef::Kind::kTask, task}, names);
   }
   for (const auto& [coflow, names] : coflow_after_names_) {
-    coflows_[coflow].after = store_after(resolve_list({NodeRef::Kind::kCoflow, coflow}, names));
+    coflows_[coflow].after = resolve_list({NodeRef::Kind::kCoflow, coflow}, names);
   }
   std::vector<PendingAfter>().swap(task_after_names_);
   std::vector<PendingAfter>().swap(coflow_after_names_);

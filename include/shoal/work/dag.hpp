@@ -159,7 +159,10 @@ class Dag {
   using PendingAfter = std::pair<std::uint32_t, std::vector<std::string>>;
   std::vector<PendingAfter> task_after_names_;
   std::vector<PendingAfter> coflow_after_names_;
-  std::vector<NodeRef> resolving_;  // resolve_now's scratch
+  std::vector<NodeRef> resolving_;  // collect_refs's result
+  /// Puts the references of `names` in resolving_, each once, in order; the
+  /// first name no node has yet, or nullptr.
+  const std::string* collect_refs(const std::vector<std::string>& names);
   /// Sets `after` to the references of `names` where every one names a node
   /// added already (each once, in order); false, leaving it, where one does not.
   bool resolve_now(const std::vector<std::string>& names, std::span<const NodeRef>& after);
