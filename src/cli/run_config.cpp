@@ -5,13 +5,11 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
-#ifdef __GLIBC__
-#include <malloc.h>
-#endif
 
 #include "shoal/cli/guard.hpp"
 #include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
+#include "shoal/core/free_heap.hpp"
 #include "shoal/exec/pilot.hpp"
 #include "shoal/net/network_config.hpp"
 #include "shoal/output/output_config.hpp"
@@ -22,19 +20,7 @@
 
 namespace shoal::cli {
 
-namespace {
-
-/// Hands the heap's free pages back to the system. Building the DAG frees
-/// many small blocks (dependency names, the generator's scratch), and the
-/// pilot its whole model; the allocator keeps them resident, while the
-/// run's large arrays are mapped afresh and never reuse them.
-void release_free_heap() {
-#ifdef __GLIBC__
-  ::malloc_trim(0);
-#endif
-}
-
-}  // namespace
+using core::release_free_heap;
 
 exec::PilotLoad weighted_pilot(const core::Comm& comm, const exec::RunSetup& setup) {
   const auto start = std::chrono::steady_clock::now();

@@ -216,36 +216,48 @@ void Dag::validate(GpuId gpu_count) const {
       }
     }
   }
-  // Cycles: Kahn's algorithm over all nodes; whatever is left lies on or behind one.
+  // Cycles: Kahn's algorithm over all nodes; whatever is left lies on or behind
+  // one. The dependents are one flat array by node, counted and then filled (a
+  // vector per node took more memory than the DAG's flows while it ran), in
+  // 32-bit indices: a DAG of 2^32 nodes or dependencies would not fit in memory.
   const std::size_t n = tasks_.size() + coflows_.size();
   auto id = [&](NodeRef r) {
-    return r.kind == NodeRef::Kind::kTask ? r.index : tasks_.size() + r.index;
+    return static_cast<std::uint32_t>(r.kind == NodeRef::Kind::kTask ? r.index
+                                                                     : tasks_.size() + r.index);
   };
-  std::vector<std::uint32_t> waiting(n, 0);
-  std::vector<std::vector<std::size_t>> dependents(n);
-  auto add_edges = [&](NodeRef node, std::span<const NodeRef> after) {
-    for (const NodeRef dep : after) {
-      dependents[id(dep)].push_back(id(node));
-      ++waiting[id(node)];
+  auto for_each_edge = [&](auto&& edge) {  // edge(dependency, dependent), in node order
+    for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
+      for (const NodeRef dep : tasks_[i].after) edge(id(dep), id({NodeRef::Kind::kTask, i}));
+    }
+    for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
+      for (const NodeRef dep : coflows_[i].after) edge(id(dep), id({NodeRef::Kind::kCoflow, i}));
     }
   };
-  for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
-    add_edges({NodeRef::Kind::kTask, i}, tasks_[i].after);
-  }
-  for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
-    add_edges({NodeRef::Kind::kCoflow, i}, coflows_[i].after);
-  }
-  std::vector<std::size_t> ready;
-  for (std::size_t v = 0; v < n; ++v) {
+  std::vector<std::uint32_t> waiting(n, 0);
+  // Node v's dependents end up at [start[v], start[v + 1]): counted at v + 2,
+  // summed, then each placed at start[v + 1]++, which leaves it at its end.
+  std::vector<std::uint32_t> start(n + 2, 0);
+  std::uint64_t edges = 0;
+  for_each_edge([&](std::uint32_t from, std::uint32_t to) {
+    ++start[from + 2];
+    ++waiting[to];
+    ++edges;
+  });
+  if (edges > UINT32_MAX) throw Error("the DAG has more than 2^32 dependencies");
+  for (std::size_t v = 2; v < n + 2; ++v) start[v] += start[v - 1];
+  std::vector<std::uint32_t> dependents(edges);
+  for_each_edge([&](std::uint32_t from, std::uint32_t to) { dependents[start[from + 1]++] = to; });
+  std::vector<std::uint32_t> ready;
+  for (std::uint32_t v = 0; v < n; ++v) {
     if (waiting[v] == 0) ready.push_back(v);
   }
   std::size_t done = 0;
   while (!ready.empty()) {
-    const std::size_t v = ready.back();
+    const std::uint32_t v = ready.back();
     ready.pop_back();
     ++done;
-    for (const std::size_t w : dependents[v]) {
-      if (--waiting[w] == 0) ready.push_back(w);
+    for (std::uint32_t k = start[v]; k < start[v + 1]; ++k) {
+      if (--waiting[dependents[k]] == 0) ready.push_back(dependents[k]);
     }
   }
   if (done == n) return;

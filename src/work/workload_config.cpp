@@ -2,6 +2,7 @@
 
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
+#include "shoal/core/free_heap.hpp"
 #include "shoal/work/case_ii_panel.hpp"
 #include "shoal/work/chakra_trace.hpp"
 #include "shoal/work/job_file.hpp"
@@ -143,6 +144,8 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
       throw;
     }
   }
+  // What the build freed goes back first: the check's own arrays come on top.
+  core::release_free_heap();
   try {
     dag.validate(gpus);
   } catch (const Error& e) {
