@@ -120,7 +120,9 @@ std::uint64_t flows_sent_on(const RunSetup& setup, const core::Partition& partit
   const topo::Fabric& fabric = *setup.fabric;
   const std::vector<std::int32_t> owner = partition.entity_ranks(fabric.layout());
   std::uint64_t sent = 0;
-  for (const work::Flow& f : setup.dag.flows()) sent += owner[fabric.gpu_node(f.src)] == rank;
+  for (const work::Coflow& c : setup.dag.coflows()) {
+    for (const work::Flow& f : setup.dag.flows_of(c)) sent += owner[fabric.gpu_node(f.src)] == rank;
+  }
   return sent;
 }
 
@@ -164,7 +166,7 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
   const std::uint64_t now = resident_bytes();
   const std::string what =
       "memory: this run needs about " + gib(now + more) + " per rank (" + gib(now) +
-      " for the fabric and workload, every rank holds them whole, + " + gib(more - bins) +
+      " for the fabric and workload, which every rank builds whole, + " + gib(more - bins) +
       " for the network and engine" +
       (bins > 0 ? " + " + gib(bins) + " for the /link_util bins" : std::string{}) + ")";
   // Where the bins are a large part, their cap is the knob to name.
@@ -223,7 +225,7 @@ work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup
     const std::string what = "memory: building the workload took " + gib(taken) + " per rank by " +
                              std::to_string(dag.tasks().size()) + " tasks, " +
                              std::to_string(dag.coflows().size()) + " coflows and " +
-                             std::to_string(dag.flows().size()) + " flows, and it is not done";
+                             std::to_string(dag.flow_count()) + " flows, and it is not done";
     const std::string growth =
         growing > 0 ? " plus " + gib(growing) + " for an array about to grow" : std::string{};
     if (setup.memory_limit > 0 && resident + growing > setup.memory_limit) {

@@ -39,7 +39,7 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
             const std::string& output) {
   const work::Dag& dag = setup.dag;
   fmt::print("run: {} GPUs ({}), {} coflows, {} flows, {} tasks\n", setup.fabric->gpu_count(),
-             setup.fabric->kind(), dag.coflows().size(), dag.flows().size(), dag.tasks().size());
+             setup.fabric->kind(), dag.coflows().size(), dag.flow_count(), dag.tasks().size());
   const double hops_per_rank_second =
       s.wall_seconds > 0 ? static_cast<double>(r.cell_hops) / s.wall_seconds / s.ranks : 0;
   fmt::print(
@@ -335,8 +335,19 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
   const std::string output = args.output.empty() ? setup.output : args.output;
   bool hdf5 = false;
   if (!setup_everywhere(world, [&] { hdf5 = check_outputs(args, setup, output); })) return 1;
+  // Every policy's keys, before the rank drops flows: crux weighs every flow.
+  std::vector<sched::CoflowPriorities> keys(setup.policies.size());
+  if (!setup_everywhere(world, [&] {
+        for (std::size_t p = 0; p < keys.size(); ++p) {
+          keys[p] = sched::coflow_priorities(setup.dag, *setup.fabric, setup.policies[p]);
+        }
+        keep_rank_flows(setup, world.rank());
+      })) {
+    return 1;
+  }
   std::vector<PolicyOutcome> outcomes;
-  for (const sched::PolicyConfig& policy : setup.policies) {
+  for (std::size_t p = 0; p < setup.policies.size(); ++p) {
+    const sched::PolicyConfig& policy = setup.policies[p];
     std::unique_ptr<core::Simulator> sim;
     std::unique_ptr<exec::Model> model;
     std::unique_ptr<output::RunOutput> h5;
@@ -352,7 +363,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       }
       sim = std::make_unique<core::Simulator>(world, setup.fabric->layout(), *setup.partition,
                                               setup.engine);
-      priorities = sched::coflow_priorities(setup.dag, *setup.fabric, policy);
+      priorities = std::move(keys[p]);
       net::NetworkOptions options = setup.network;
       options.record = hdf5;
       options.link_util_scratch = scratch;

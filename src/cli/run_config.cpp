@@ -10,6 +10,7 @@
 #include "shoal/config/config_file.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/free_heap.hpp"
+#include "shoal/exec/fragment.hpp"
 #include "shoal/exec/pilot.hpp"
 #include "shoal/net/network_config.hpp"
 #include "shoal/output/output_config.hpp"
@@ -59,6 +60,14 @@ bool place_weighted(const core::Comm& comm, exec::RunSetup& setup, int ranks) {
   pilot = {};
   release_free_heap();
   return placed;
+}
+
+void keep_rank_flows(exec::RunSetup& setup, int rank) {
+  const exec::RankFlows kept =
+      exec::keep_rank_flows(*setup.fabric, setup.dag, setup.network, *setup.partition, rank);
+  release_free_heap();
+  spdlog::debug("rank {} holds {} of the DAG's {} flows{}", rank, kept.held, setup.dag.flow_count(),
+                kept.dropped ? "" : " (all: fewer would not save memory)");
 }
 
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,

@@ -34,6 +34,12 @@ inline constexpr std::size_t kPilotSlices = 64;
 /// error in the pilot itself stops every rank (run_or_abort).
 bool place_weighted(const core::Comm& comm, RunSetup& setup, int ranks);
 
+/// Once the partition is placed, on a run of several ranks: drops the flows
+/// rank `rank` neither sends, receives nor counts (exec/fragment.hpp) and
+/// hands their memory back. The DAG is then no longer validated; a policy that
+/// weighs every flow (crux) has its keys computed before.
+void keep_rank_flows(RunSetup& setup, int rank);
+
 /// Collective over `comm`: the pilot run behind the weighted partition
 /// (exec/pilot.hpp, kPilotSlices slices), each rank of `comm` running its
 /// share; the same loads for any number of ranks. The caller checks its

@@ -47,7 +47,7 @@ int check_workload(const core::Comm& world, const WorkloadArgs& args) {
     fmt::print("workload {}: valid for {} GPUs\n", args.file, gpus);
     if (!chakra_summary.empty()) fmt::print("  {}\n", chakra_summary);
     fmt::print("  compute tasks: {}\n", dag.tasks().size());
-    fmt::print("  coflows:       {} ({} flows, {})\n", dag.coflows().size(), dag.flows().size(),
+    fmt::print("  coflows:       {} ({} flows, {})\n", dag.coflows().size(), dag.all_flows().size(),
                format_bytes_short(dag.total_bytes()));
     constexpr std::array kTypes{work::CoflowType::kEp, work::CoflowType::kPp,
                                 work::CoflowType::kDp, work::CoflowType::kTp,

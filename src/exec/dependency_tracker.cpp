@@ -76,10 +76,10 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
   for (std::uint32_t c = 0; c < coflows.size(); ++c) {
     const Coflow& coflow = coflows[c];
     sends.clear();
-    for (std::uint32_t i = 0; i < coflow.flow_count; ++i) {
-      const std::uint32_t f = coflow.first_flow + i;
-      if (owns(dag.flows()[f].src)) sends.push_back({dag.flows()[f].src, FlowId{f}});
-    }
+    // The DAG holds every flow a rank's GPUs send (exec/fragment.hpp).
+    dag.for_each_flow(coflow, [&](FlowId f, const Flow& flow) {
+      if (owns(flow.src)) sends.push_back({flow.src, f});
+    });
     std::sort(sends.begin(), sends.end());
     for (std::size_t i = 0; i < sends.size();) {
       const GpuId gpu = sends[i].first;

@@ -98,7 +98,7 @@ void Executor::start_group(SenderGroupId group, core::Simulator& sim, net::Netwo
 void Executor::flow_received(work::FlowId flow, core::Simulator& sim, net::Network& network) {
   const work::CoflowId coflow = dag_.coflow_of(flow);
   recorder_.flow_ended(flow, coflow, sim.now());
-  tracker_.flow_done_at(dag_.flows()[flow].dst, coflow, ready_);
+  tracker_.flow_done_at(dag_.flow(flow).dst, coflow, ready_);
   start_ready(sim, network, true);
 }
 
@@ -106,7 +106,7 @@ void Executor::flow_acknowledged(work::FlowId flow, Time received_at, core::Simu
                                  net::Network& network) {
   const work::CoflowId coflow = dag_.coflow_of(flow);
   recorder_.flow_acknowledged(flow, coflow, received_at);
-  tracker_.flow_done_at(dag_.flows()[flow].src, coflow, ready_);
+  tracker_.flow_done_at(dag_.flow(flow).src, coflow, ready_);
   start_ready(sim, network, true);
 }
 

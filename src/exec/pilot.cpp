@@ -68,7 +68,7 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
     return std::min(s, slices - 1);
   };
   const Bytes cell = std::max<Bytes>(network.cell_size, 1);
-  const auto& flows = dag.flows();
+  const auto& flows = dag.all_flows();
   for (std::uint32_t g = 0; g < groups.group_count(); ++g) {
     const Time start = group_start[g];
     if (start == kTimeInfinity) continue;  // never started (a deadlock the real run reports)

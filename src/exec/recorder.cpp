@@ -22,10 +22,10 @@ Recorder::Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core:
     iterations_ = std::max(iterations_, t.labels.iteration + 1);
   gpu_iteration_wait_.assign(std::size_t{fabric.gpu_count()} * iterations_, 0);
   if (options.flow_starts || options.flow_rows) {
-    flow_start_.assign(dag.flows().size(), kTimeInfinity);
+    flow_start_.assign(dag.flow_count(), kTimeInfinity);
   }
-  if (options.flow_ends) flow_end_.assign(dag.flows().size(), -1);
-  if (options.flow_rows) flow_recorded_.assign(dag.flows().size(), 0);
+  if (options.flow_ends) flow_end_.assign(dag.flow_count(), -1);
+  if (options.flow_rows) flow_recorded_.assign(dag.flow_count(), 0);
   if (options.compute_rows) task_recorded_.assign(dag.tasks().size(), 0);
 }
 
@@ -45,12 +45,11 @@ void Recorder::record_unfinished() {
   if (options_.flow_rows) {
     for (std::uint32_t c = 0; c < dag_.coflows().size(); ++c) {
       const work::Coflow& coflow = dag_.coflows()[c];
-      for (std::uint32_t f = coflow.first_flow; f < coflow.first_flow + coflow.flow_count; ++f) {
-        const work::Flow& flow = dag_.flows()[f];
-        if (flow_recorded_[f] != 0 || !sim_.owns(fabric_.gpu_node(flow.src))) continue;
+      dag_.for_each_flow(coflow, [&](work::FlowId f, const work::Flow& flow) {
+        if (flow_recorded_[f] != 0 || !sim_.owns(fabric_.gpu_node(flow.src))) return;
         const Time start = flow_start_[f] == kTimeInfinity ? -1 : flow_start_[f];
         flow_records_.push_back({f, c, flow.src, flow.dst, flow.bytes, start, -1});
-      }
+      });
     }
   }
   if (!options_.compute_rows) return;
@@ -151,7 +150,7 @@ std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::D
   // A sender group holds at least one of the flows the rank sends.
   const std::uint64_t group_starts = options.group_starts ? flows_sent * sizeof(Time) : 0;
   const std::uint64_t per_coflow = 2 * 2 * sizeof(Time) + 2 * sizeof(std::uint64_t);
-  return group_starts + dag.flows().size() * per_flow + dag.coflows().size() * per_coflow +
+  return group_starts + dag.flow_count() * per_flow + dag.coflows().size() * per_coflow +
          dag.tasks().size() * per_task + std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);
 }
 

@@ -33,7 +33,20 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       router_(fabric, dag, options.load_balancing, Ports::failure_times(fabric, perturbations),
               ports_.queued_cells()),
       nic_(fabric, dag, sim, options_, std::move(priorities), ports_, router_),
-      received_(dag.flows().size()) {
+      received_(dag.flow_count()) {
+  inbound_ = inbound_nodes(fabric, options);
+  for (LinkId l = 0; l < fabric.link_count() && options.deliver_on_send; ++l) {
+    const topo::Link& link = fabric.link(l);
+    if (fabric.node(link.to).kind != NodeKind::kGpu) continue;
+    const NodeKind from = fabric.node(link.from).kind;
+    ports_.link(l).delivers =
+        from == NodeKind::kNvSwitch ||
+        (from == NodeKind::kSwitch && inbound_[fabric.node(link.to).index] == link.from);
+  }
+}
+
+std::vector<NodeId> Network::inbound_nodes(const topo::Fabric& fabric,
+                                           const NetworkOptions& options) {
   // Last links that deliver: from a GPU's NVSwitch (inside its server, so on its
   // rank), and from its switch when it hangs off only one. A dual-plane NIC's
   // cells come by two switches, perhaps on two ranks, and a flow's bytes must be
@@ -49,19 +62,20 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       switch_of[g] = link.from;
     }
   }
-  inbound_.resize(fabric.gpu_count());
+  std::vector<NodeId> inbound(fabric.gpu_count());
   for (work::GpuId g = 0; g < fabric.gpu_count(); ++g) {
-    inbound_[g] =
+    inbound[g] =
         options.deliver_on_send && switch_links[g] == 1 ? switch_of[g] : fabric.gpu_node(g);
   }
-  for (LinkId l = 0; l < fabric.link_count() && options.deliver_on_send; ++l) {
-    const topo::Link& link = fabric.link(l);
-    if (fabric.node(link.to).kind != NodeKind::kGpu) continue;
-    const NodeKind from = fabric.node(link.from).kind;
-    ports_.link(l).delivers =
-        from == NodeKind::kNvSwitch ||
-        (from == NodeKind::kSwitch && switch_links[fabric.node(link.to).index] == 1);
-  }
+  return inbound;
+}
+
+NodeId Network::counted_at(const topo::Fabric& fabric, std::span<const NodeId> inbound,
+                           work::GpuId src, work::GpuId dst) {
+  const std::uint32_t per_server = fabric.gpus_per_server();
+  // Inside a server: by NVLink from its NVSwitch, on the receiver's rank.
+  if (src / per_server == dst / per_server) return fabric.gpu_node(dst);
+  return inbound[dst];
 }
 
 void Network::initialize() {
@@ -76,10 +90,10 @@ void Network::initialize() {
 }
 
 void Network::start_flow(FlowId f, work::CoflowId coflow, core::Simulator& sim) {
-  const work::Flow& flow = dag_.flows()[f];
+  const work::Flow& flow = dag_.flow(f);
   if (options_.instant) {
     // With latency the receiver counts the bytes, on its own rank.
-    if (!options_.instant_latency) count_received(f, flow.bytes, flow);
+    if (!options_.instant_latency) count_received(f, flow.bytes);
     const Time latency = options_.instant_latency ? fabric_.path_latency(flow.src, flow.dst) : 0;
     sim.send(gpu_node(flow.dst), latency, EventTag::pack(NetEvent::kFlowReceived), flow_payload(f));
     return;
@@ -213,11 +227,10 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
 [[gnu::always_inline]] inline bool Network::delivered(LinkId link, int cls, FlowId flow,
                                                       Bytes bytes, Time tail, bool slow, bool& last,
                                                       core::Simulator& sim) {
-  const work::Flow& f = dag_.flows()[flow];
-  if (gpu_of(ports_.link(link).to) != f.dst) return false;  // relayed (PXN) on from there
+  if (gpu_of(ports_.link(link).to) != dag_.flow_dst(flow)) return false;  // relayed (PXN) on
   // The last cell ends its flow at the receiver, in an event of the receiver's
   // own (ordered there as before among its tasks' events).
-  if (count_received(flow, bytes, f)) {
+  if (count_received(flow, bytes)) {
     last = true;
     return false;
   }
@@ -231,16 +244,13 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   return true;
 }
 
-bool Network::count_received(FlowId flow, Bytes bytes, const work::Flow& f) {
-  return received_.add(flow, bytes, f.bytes);
+bool Network::count_received(FlowId flow, Bytes bytes) {
+  return received_.add(flow, bytes, dag_.flow(flow).bytes);
 }
 
 NodeId Network::counted_at(FlowId f) const {
-  const work::Flow& flow = dag_.flows()[f];
-  const std::uint32_t per_server = fabric_.gpus_per_server();
-  // Inside a server: by NVLink from its NVSwitch, on the receiver's rank.
-  if (flow.src / per_server == flow.dst / per_server) return gpu_node(flow.dst);
-  return inbound_[flow.dst];
+  const work::Flow& flow = dag_.flow(f);
+  return counted_at(fabric_, inbound_, flow.src, flow.dst);
 }
 
 [[gnu::always_inline]] inline void Network::on_cell_head(const core::Event& ev,
@@ -253,14 +263,13 @@ NodeId Network::counted_at(FlowId f) const {
   const bool slow = head.slow;  // as the sender transmitted it
   const Time tail = sim.now() + ports_.serialization(in_link, bytes, slow);
   const NodeId here = ev.target;
-  const work::Flow& f = dag_.flows()[flow];
   const int cls = head.cls;  // the class it was sent in
   const topo::Node& node = fabric_.node(here);
-  if (node.kind == NodeKind::kGpu && gpu_of(here) == f.dst) {
+  if (node.kind == NodeKind::kGpu && gpu_of(here) == dag_.flow_dst(flow)) {
     // At the receiver: the NIC takes the cell as its tail arrives. Over a link
     // that delivers, its bytes were counted where the link starts.
     bool last = head.last;
-    if (!ports_.link(in_link).delivers) last = count_received(flow, bytes, f);
+    if (!ports_.link(in_link).delivers) last = count_received(flow, bytes);
     return_credit(in_link, cls, bytes, tail - sim.now() + ports_.latency(in_link, slow), sim,
                   TransmissionNumbers{});
     if (last) {
@@ -282,8 +291,8 @@ NodeId Network::counted_at(FlowId f) const {
 }
 
 void Network::on_flow_received(FlowId flow, core::Simulator& sim) {
-  const work::Flow& f = dag_.flows()[flow];
-  if (options_.instant_latency) count_received(flow, f.bytes, f);
+  const work::Flow& f = dag_.flow(flow);
+  if (options_.instant_latency) count_received(flow, f.bytes);
   // The acknowledgement returns along the path (its latency, no queueing).
   sim.send(gpu_node(f.src), ack_latency(f), EventTag::pack(NetEvent::kFlowAck), flow_payload(flow));
   events_.on_flow_received(flow, sim);
@@ -325,7 +334,7 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
     case NetEvent::kFlowAck: {
       // The receiver's end time, known here exactly: the ack took the path's latency.
       const FlowId flow = flow_of_payload(ev.payload);
-      const work::Flow& f = dag_.flows()[flow];
+      const work::Flow& f = dag_.flow(flow);
       events_.on_flow_acknowledged(flow, sim.now() - ack_latency(f), sim);
       return;
     }
@@ -390,13 +399,15 @@ void Network::check_end_state() const {
                          "at the end, link " + std::to_string(l) + " still holds flows");
     }
   }
-  for (std::uint32_t f = 0; f < dag_.flows().size(); ++f) {
-    const work::Flow& flow = dag_.flows()[f];
-    if (sim_.owns(counted_at(FlowId{f})) && !received_.has_ended(f)) {
-      invariant_violated(sim_.now(), "conservation: flow " + std::to_string(f) + " received " +
-                                         std::to_string(received_.of(f, flow.bytes)) + " of " +
-                                         std::to_string(flow.bytes) + " bytes");
-    }
+  // The flows this rank counts are among those it holds (exec/fragment.hpp).
+  for (const work::Coflow& c : dag_.coflows()) {
+    dag_.for_each_flow(c, [&](FlowId f, const work::Flow& flow) {
+      if (sim_.owns(counted_at(f)) && !received_.has_ended(f)) {
+        invariant_violated(sim_.now(), "conservation: flow " + std::to_string(f) + " received " +
+                                           std::to_string(received_.of(f, flow.bytes)) + " of " +
+                                           std::to_string(flow.bytes) + " bytes");
+      }
+    });
   }
 }
 

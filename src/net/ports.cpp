@@ -39,8 +39,8 @@ PortQueues Ports::make_queues(const topo::Fabric& fabric, const work::Dag& dag,
                               const NetworkOptions& options,
                               std::span<const LinkPerturbation> perturbations) {
   if (!options.switch_round_robin) return PortQueues::fifo();
-  const std::uint32_t hops = lane_hops(fabric, options, perturbations, dag.flows().size());
-  return hops == 0 ? PortQueues::hashed() : PortQueues::by_hop(dag.flows().size(), hops);
+  const std::uint32_t hops = lane_hops(fabric, options, perturbations, dag.flow_count());
+  return hops == 0 ? PortQueues::hashed() : PortQueues::by_hop(dag.flow_count(), hops);
 }
 
 Ports::Ports(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim,
@@ -141,8 +141,8 @@ std::uint64_t Ports::estimate_bytes(const topo::Fabric& fabric, const work::Dag&
       cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell) +
       (options.record ? LinkMeters::kBytesPerLink : 0);
   // Lanes found by hop: a slot per flow and hop (counted as if no link fails).
-  const std::uint64_t lane_slots = PortQueues::by_hop_bytes(
-      dag.flows().size(), lane_hops(fabric, options, {}, dag.flows().size()));
+  const std::uint64_t lane_slots =
+      PortQueues::by_hop_bytes(dag.flow_count(), lane_hops(fabric, options, {}, dag.flow_count()));
   return fabric.link_count() * per_link + lane_slots;
 }
 

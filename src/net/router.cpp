@@ -27,7 +27,11 @@ Router::Router(const topo::Fabric& fabric, const work::Dag& dag, LoadBalancing b
 }
 
 void Router::no_path(std::uint32_t flow, NodeId here, Time now) const {
-  const work::Flow& f = dag_.flows()[flow];
+  const work::FlowId id{flow};
+  // A rank that only routes the flow holds its destination, not its source.
+  const std::string gpus = dag_.holds(id) ? "GPU " + std::to_string(dag_.flow(id).src) +
+                                                " -> GPU " + std::to_string(dag_.flow(id).dst)
+                                          : "to GPU " + std::to_string(dag_.flow_dst(id));
   std::string failed;
   for (LinkId l = 0; l < fail_at_.size(); ++l) {
     if (now < fail_at_[l]) continue;
@@ -39,9 +43,9 @@ void Router::no_path(std::uint32_t flow, NodeId here, Time now) const {
       break;
     }
   }
-  throw Error("no path left for flow " + std::to_string(flow) + " (GPU " + std::to_string(f.src) +
-              " -> GPU " + std::to_string(f.dst) + ") at " + fabric_.node_name(here) + " at " +
-              format_time(now) + "; failed links: " + (failed.empty() ? "none" : failed));
+  throw Error("no path left for flow " + std::to_string(flow) + " (" + gpus + ") at " +
+              fabric_.node_name(here) + " at " + format_time(now) +
+              "; failed links: " + (failed.empty() ? "none" : failed));
 }
 
 bool Router::reaches(NodeId at, work::GpuId dst, Time now) const {
@@ -67,7 +71,7 @@ bool Router::reaches_by_detour(NodeId at, work::GpuId dst, Time now) const {
 LinkId Router::nic_port(work::GpuId g, std::uint32_t flow, Time now) const {
   // A NIC with several ports (dual plane): one on a plane that reaches the
   // destination, by the flow's hash, so a flow stays on one plane.
-  const work::GpuId dst = dag_.flows()[flow].dst;
+  const work::GpuId dst = dag_.flow_dst(work::FlowId{flow});
   const auto ports = fabric_.nic_links(g);
   if (ports.size() == 1 && now < first_failure_) return ports.front();
   std::array<LinkId, 16> usable{};
@@ -84,7 +88,7 @@ LinkId Router::nic_port(work::GpuId g, std::uint32_t flow, Time now) const {
 }
 
 LinkId Router::first_link(std::uint32_t flow, Time now) const {
-  const work::Flow& f = dag_.flows()[flow];
+  const work::Flow& f = dag_.flow(work::FlowId{flow});
   const std::uint32_t per_server = fabric_.gpus_per_server();
   // Inside the server, or to another plane (PXN: to the GPU of this server that
   // has a port on the destination's plane): over NVLink first.
@@ -97,7 +101,7 @@ LinkId Router::first_link(std::uint32_t flow, Time now) const {
 }
 
 LinkId Router::switch_link(NodeId here, std::uint32_t flow, Time now, core::Rng& rng) const {
-  const work::GpuId dst = dag_.flows()[flow].dst;
+  const work::GpuId dst = dag_.flow_dst(work::FlowId{flow});
   const auto choices = fabric_.next_links(here, dst);
   if (now < first_failure_) {
     if (balancing_ != LoadBalancing::kEcmp && choices.size() > 1) {
@@ -156,9 +160,13 @@ LinkId Router::next_link(NodeId here, std::uint32_t flow, Time now, core::Rng& r
   const topo::Node& node = fabric_.node(here);
   if (node.kind == NodeKind::kSwitch) return switch_link(here, flow, now, rng);
   if (node.kind == NodeKind::kGpu) return nic_port(node.index, flow, now);  // relaying (PXN)
-  const work::Flow& f = dag_.flows()[flow];
+  // At the destination's NVSwitch, or at the sender's towards its relay (PXN):
+  // the sender's server is on the sender's rank, which holds the flow.
+  const work::GpuId dst = dag_.flow_dst(work::FlowId{flow});
   const std::uint32_t per_server = fabric_.gpus_per_server();
-  const work::GpuId to = f.dst / per_server == node.index ? f.dst : fabric_.relay_for(f.src, f.dst);
+  const work::GpuId to = dst / per_server == node.index
+                             ? dst
+                             : fabric_.relay_for(dag_.flow(work::FlowId{flow}).src, dst);
   const LinkId nvlink = fabric_.out_links(here)[to % per_server];
   if (failed(nvlink, now)) no_path(flow, here, now);
   return nvlink;

@@ -70,6 +70,9 @@ std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
   std::map<std::uint32_t, JobLoad> jobs;
   // Per (job, GPU): bytes sent and received.
   std::map<std::pair<std::uint32_t, work::GpuId>, std::array<double, 2>> sent_received;
+  // Every flow of every job: computed before a rank drops flows it does not
+  // take part in (cli::keep_rank_flows).
+  if (!dag.whole()) throw Error("internal: crux ranks jobs by every flow; the DAG kept some");
   for (const work::Coflow& c : dag.coflows()) {
     JobLoad& job = jobs[c.labels.job];
     job.iterations = std::max(job.iterations, c.labels.iteration + 1);

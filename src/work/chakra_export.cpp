@@ -289,7 +289,7 @@ std::vector<std::string> chakra_export_files(const std::string& prefix, GpuId gp
 
 ChakraExport write_chakra_trace(const Dag& dag, GpuId gpus, const std::string& prefix) {
   if (gpus == 0) throw Error("chakra export: no GPU to write");
-  for (const Flow& f : dag.flows()) {
+  for (const Flow& f : dag.all_flows()) {
     if (f.src >= gpus || f.dst >= gpus) {
       throw Error("chakra export: a flow " + std::to_string(f.src) + "->" + std::to_string(f.dst) +
                   " outside GPUs 0.." + std::to_string(gpus - 1));

@@ -1,6 +1,8 @@
 #include "shoal/work/dag.hpp"
 
 #include <algorithm>
+#include <bit>
+#include <cstring>
 
 #include "shoal/core/error.hpp"
 
@@ -68,8 +70,12 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
 
 NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                         std::span<const Flow> flows, std::vector<std::string> after) {
+  if (!whole_) throw Error("internal: a coflow added after keep_flows");
+  Bytes bytes = 0;
   for (const Flow& f : flows) {
     check_gpu_id("coflow \"" + name + "\"", std::max(f.src, f.dst));
+    bytes += f.bytes;
+    gpus_used_ = std::max({gpus_used_, f.src + 1, f.dst + 1});
   }
   make_room(coflows_, 1);
   make_room(flows_, flows.size());
@@ -81,7 +87,11 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   c.earliest_start = earliest_start;
   c.first_flow = static_cast<std::uint32_t>(flows_.size());
   c.flow_count = static_cast<std::uint32_t>(flows.size());
-  flows_.insert(flows_.end(), flows.begin(), flows.end());
+  c.bytes = bytes;
+  total_bytes_ += bytes;
+  flows_.append(flows);
+  flow_count_ = flows_.size();
+  dst_ = flows_.empty() ? nullptr : reinterpret_cast<const std::byte*>(&flows_.data()->dst);
   if (!resolve_now(after, c.after)) coflow_after_names_.emplace_back(node.index, std::move(after));
   coflows_.push_back(c);
   grew();
@@ -145,19 +155,60 @@ CoflowId Dag::coflow_of(FlowId flow) const {
 }
 
 GpuId Dag::gpus_used() const {
-  GpuId used = 0;
+  GpuId used = gpus_used_;
   for (const auto& t : tasks_) used = std::max(used, t.gpu + 1);
-  for (const auto& f : flows_) used = std::max({used, f.src + 1, f.dst + 1});
   return used;
 }
 
-Bytes Dag::total_bytes() const {
-  Bytes total = 0;
-  for (const auto& f : flows_) total += f.bytes;
-  return total;
+Bytes Dag::total_bytes() const { return total_bytes_; }
+
+std::span<const Flow> Dag::all_flows() const {
+  if (!whole_) throw Error("internal: every flow asked of a DAG that kept only some");
+  return flows_;
+}
+
+std::uint64_t Dag::fragment_bytes(std::size_t held) const {
+  const std::uint64_t dst = gpus_used_ <= std::uint32_t{UINT16_MAX} + 1 ? 2 : 4;
+  const std::uint64_t words = flow_count_ / 64 + 1;
+  return held * sizeof(Flow) + (flow_count_ + 1) * dst + words * (sizeof(std::uint64_t) + 4);
+}
+
+void Dag::keep_flows(const std::function<bool(const Flow&)>& keep) {
+  if (!whole_) throw Error("internal: keep_flows twice");
+  const bool narrow = gpus_used_ <= std::uint32_t{UINT16_MAX} + 1;
+  const std::size_t width = narrow ? 2 : 4;
+  flow_dst_.assign((flow_count_ + 1) * width, std::byte{0});  // a spare: each read takes 4 bytes
+  for (std::size_t f = 0; f < flow_count_; ++f) {
+    const std::uint32_t dst = flows_[f].dst;
+    std::memcpy(flow_dst_.data() + f * width, &dst, width);  // its low bytes
+  }
+  dst_ = flow_dst_.data();
+  dst_shift_ = narrow ? 1 : 2;
+  dst_mask_ = narrow ? UINT16_MAX : UINT32_MAX;
+  const std::size_t words = flow_count_ / 64 + 1;
+  held_bits_.assign(words, 0);
+  held_before_.assign(words, 0);
+  // The held flows move to the front, in order (each only ever forwards), and
+  // the rest of the block goes back without a copy.
+  std::size_t held = 0;
+  for (std::size_t f = 0; f < flow_count_; ++f) {
+    if (!keep(flows_[f])) continue;
+    held_bits_[f / 64] |= std::uint64_t{1} << (f % 64);
+    flows_[held++] = flows_[f];
+  }
+  if (held > UINT32_MAX) throw Error("internal: more than 2^32 flows held");
+  flows_.truncate(held);
+  flows_.shrink_to_fit();
+  std::uint32_t count = 0;
+  for (std::size_t w = 0; w < words; ++w) {
+    held_before_[w] = count;
+    count += static_cast<std::uint32_t>(std::popcount(held_bits_[w]));
+  }
+  whole_ = false;
 }
 
 void Dag::validate(GpuId gpu_count) const {
+  if (!whole_) throw Error("internal: Dag::validate after keep_flows");
   if (!resolved_) throw Error("internal: Dag::validate before resolve");
   auto gpu_error = [&](NodeRef node, const std::string& what, GpuId gpu) {
     const std::string fabric =

@@ -39,8 +39,8 @@ Job small_moe_job() {
 std::size_t crossing_flows(const Job& job, int ranks) {
   const std::vector<std::int32_t> owner =
       pilot_partition(job.fabric, ranks).entity_ranks(job.fabric.layout());
-  return static_cast<std::size_t>(
-      std::count_if(job.dag.flows().begin(), job.dag.flows().end(), [&](const work::Flow& f) {
+  return static_cast<std::size_t>(std::count_if(
+      job.dag.all_flows().begin(), job.dag.all_flows().end(), [&](const work::Flow& f) {
         return owner[job.fabric.gpu_node(f.src)] != owner[job.fabric.gpu_node(f.dst)];
       }));
 }
@@ -69,7 +69,7 @@ TEST(PilotMpi, FlowsTakeTheirPathsLatencyOnTheInstantNetworkWithLatency) {
   network.instant_latency = true;
   const test::OneRankRun run = test::run_on(world, "topology", job.fabric, job.dag, network);
   if (world.rank() != 0) return;
-  const std::vector<work::Flow>& flows = job.dag.flows();
+  const std::span<const work::Flow> flows = job.dag.all_flows();
   ASSERT_EQ(run.results.flow_end.size(), flows.size());
   for (std::size_t f = 0; f < flows.size(); ++f) {
     ASSERT_EQ(run.results.flow_end[f] - run.results.flow_start[f],

@@ -73,7 +73,7 @@ class Recorder {
   /// Its sender learned it is done: its row (the receiver's end time, `received_at`).
   void flow_acknowledged(work::FlowId flow, work::CoflowId coflow, Time received_at) {
     if (!options_.flow_rows) return;
-    const work::Flow& f = dag_.flows()[flow];
+    const work::Flow& f = dag_.flow(flow);
     flow_records_.push_back({flow, coflow, f.src, f.dst, f.bytes, flow_start_[flow], received_at});
     flow_recorded_[flow] = 1;
   }

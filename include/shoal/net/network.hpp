@@ -68,6 +68,14 @@ class Network {
   /// core's cache) and its fastest such link carries at least two cells
   /// within the atoms' lookahead (so that a switch has several events to
   /// handle in each sub-window); else by time. The run is the same either way.
+  /// By GPU, the node where the bytes of a flow to it from another server are
+  /// counted: its switch, where the last link delivers on send, else itself.
+  static std::vector<topo::NodeId> inbound_nodes(const topo::Fabric& fabric,
+                                                 const NetworkOptions& options);
+  /// The node that counts a flow's bytes (its last cell ends the flow there).
+  static topo::NodeId counted_at(const topo::Fabric& fabric, std::span<const topo::NodeId> inbound,
+                                 work::GpuId src, work::GpuId dst);
+
   static core::EventOrder event_order_for(const topo::Fabric& fabric,
                                           const NetworkOptions& options);
   static constexpr std::size_t kAtomOrderLinks = 16384;
@@ -120,7 +128,7 @@ class Network {
         return;
       case NetEvent::kCellHead: {
         const std::uint32_t flow = CellHead::flow_of(ev.payload);
-        core::prefetch(&dag_.flows()[flow]);
+        core::prefetch(dag_.flow_dst_address(work::FlowId{flow}));
         ports_.prefetch_credit_return(link);  // the link it came by; also its serialization time
         return;
       }
@@ -172,7 +180,7 @@ class Network {
   void prefetch_cell_stage(const core::Event& ev, int stage) const;
   /// What delivering a cell of `flow` reads (delivered()).
   void prefetch_delivery(std::uint32_t flow) const {
-    core::prefetch(&dag_.flows()[flow]);
+    core::prefetch(dag_.flow_dst_address(work::FlowId{flow}));
     core::prefetch(received_.home_address(flow));
   }
 
@@ -224,7 +232,7 @@ class Network {
                  bool& last, core::Simulator& sim);
   /// Adds a cell's bytes to its flow's count (conservation: never past the
   /// flow's bytes); true when that completes the flow.
-  bool count_received(work::FlowId flow, Bytes bytes, const work::Flow& f);
+  bool count_received(work::FlowId flow, Bytes bytes);
   /// The node whose rank counts flow f's received bytes: where its last link
   /// starts when that link delivers (LinkState::delivers), else its receiver.
   topo::NodeId counted_at(work::FlowId f) const;

@@ -45,7 +45,7 @@ class Router {
         fabric_.node(here).kind != topo::NodeKind::kSwitch) {
       return topo::kNoLink;
     }
-    const auto links = fabric_.next_links(here, dag_.flows()[flow].dst);
+    const auto links = fabric_.next_links(here, dag_.flow_dst(work::FlowId{flow}));
     if (links.empty()) return topo::kNoLink;
     return topo::Fabric::ecmp_pick(links, here, flow_hash(flow));
   }

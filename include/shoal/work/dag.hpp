@@ -12,7 +12,11 @@
 //   at least one of the coflow's senders.
 #pragma once
 
+#include <bit>
+#include <cassert>
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <functional>
 #include <optional>
 #include <span>
@@ -21,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "shoal/core/growing_array.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag_ids.hpp"
 #include "shoal/work/name_index.hpp"
@@ -79,8 +84,9 @@ struct Coflow {
   CoflowLabels labels;
   Time earliest_start = 0;  // its flows start no earlier, whatever their dependencies
   std::span<const NodeRef> after;
-  std::uint32_t first_flow = 0;  // its flows are flows()[first_flow, first_flow + flow_count)
+  std::uint32_t first_flow = 0;  // its flows are FlowIds first_flow .. first_flow + flow_count - 1
   std::uint32_t flow_count = 0;
+  Bytes bytes = 0;  // its flows' bytes, also where the DAG no longer holds them all
 };
 
 class Dag {
@@ -120,10 +126,63 @@ class Dag {
   std::string_view name(NodeRef node) const;
   const std::vector<ComputeTask>& tasks() const { return tasks_; }
   const std::vector<Coflow>& coflows() const { return coflows_; }
-  const std::vector<Flow>& flows() const { return flows_; }
+
+  /// Every flow, by FlowId, while the DAG holds them all (an internal Error
+  /// after keep_flows dropped some).
+  std::span<const Flow> all_flows() const;
+  /// The flows of `c` it holds, in order: all of them, FlowIds c.first_flow
+  /// on, until keep_flows dropped some (for_each_flow gives their ids).
   std::span<const Flow> flows_of(const Coflow& c) const {
-    return std::span<const Flow>(flows_).subspan(c.first_flow, c.flow_count);
+    if (whole_) return std::span<const Flow>(flows_).subspan(c.first_flow, c.flow_count);
+    const std::size_t first = slot(FlowId{c.first_flow});
+    return std::span<const Flow>(flows_).subspan(first,
+                                                 slot(FlowId{c.first_flow + c.flow_count}) - first);
   }
+  /// Calls fn(FlowId, const Flow&) for each flow of `c` it holds, in order.
+  template <class Fn>
+  void for_each_flow(const Coflow& c, Fn&& fn) const {
+    const std::span<const Flow> held = flows_of(c);
+    std::size_t i = 0;
+    for (std::uint32_t f = c.first_flow; i < held.size(); ++f) {
+      if (holds(FlowId{f})) fn(FlowId{f}, held[i++]);
+    }
+  }
+  /// Flows of the DAG, held or not.
+  std::size_t flow_count() const { return flow_count_; }
+  /// Flows its array holds before it grows (what the growth check watches).
+  std::size_t flow_capacity() const { return flows_.capacity(); }
+  /// Whether the DAG holds every flow (keep_flows has not run).
+  bool whole() const { return whole_; }
+  /// Whether it holds `flow`.
+  bool holds(FlowId flow) const {
+    return whole_ || (held_bits_[flow >> 6] >> (flow & 63) & 1) != 0;
+  }
+  /// A flow it holds.
+  const Flow& flow(FlowId flow) const {
+    assert(holds(flow));
+    return flows_[whole_ ? std::size_t{flow} : slot(flow)];
+  }
+  /// Any flow's destination, held or not: what a switch routes a cell by.
+  GpuId flow_dst(FlowId flow) const {
+    std::uint32_t dst = 0;
+    std::memcpy(&dst, flow_dst_address(flow), sizeof(dst));
+    return dst & dst_mask_;
+  }
+  /// Where the destination of `flow` lies, for a prefetch.
+  const std::byte* flow_dst_address(FlowId flow) const {
+    return dst_ + (std::size_t{flow} << dst_shift_);
+  }
+
+  /// Drops the flows `keep` does not select (a rank keeps those it sends,
+  /// receives or counts: exec/fragment.hpp). Every flow's destination stays,
+  /// in 2 bytes while GPU ids fit 16 bits (else 4), and each coflow its bytes;
+  /// a held flow is found by a count of the held flows before it (a bit per
+  /// flow, 4 bytes per 64). Once done, the DAG is no longer validated nor grown.
+  void keep_flows(const std::function<bool(const Flow&)>& keep);
+  /// The bytes its flows would take holding `held` of them after keep_flows
+  /// (their flows, every destination, the bits and counts).
+  std::uint64_t fragment_bytes(std::size_t held) const;
+
   /// The coflow whose flows hold `flow` (a binary search over the coflows).
   CoflowId coflow_of(FlowId flow) const;
   /// Largest GPU id used plus one (0 for an empty DAG).
@@ -148,7 +207,33 @@ class Dag {
 
   std::vector<ComputeTask> tasks_;
   std::vector<Coflow> coflows_;
-  std::vector<Flow> flows_;
+  // Every flow by FlowId, or after keep_flows the held ones in order: shrunk
+  // in place (core/growing_array.hpp), since a copy would be a rank's peak.
+  core::GrowingArray<Flow> flows_;
+  std::size_t flow_count_ = 0;
+  Bytes total_bytes_ = 0;
+  GpuId gpus_used_ = 0;
+  bool whole_ = true;
+  // Every flow's destination, read as 4 bytes at dst_ + (flow << dst_shift_)
+  // masked by dst_mask_, without a branch on whether the DAG is whole (a
+  // switch reads it at every hop): in the flows, 16 bytes apart, or after
+  // keep_flows in flow_dst_, 2 or 4 bytes apart (a spare element after the
+  // last). Then also a bit per flow held, and the held flows before each 64
+  // (a word past the last flow, so that slot(flow_count()) is the held count).
+  const std::byte* dst_ = nullptr;
+  std::uint32_t dst_shift_ = 4;
+  std::uint32_t dst_mask_ = UINT32_MAX;
+  static_assert(sizeof(Flow) == 16 && offsetof(Flow, dst) == 4 && sizeof(GpuId) == 4);
+  static_assert(std::endian::native == std::endian::little,
+                "a narrow destination is the low bytes");
+  std::vector<std::byte> flow_dst_;
+  std::vector<std::uint64_t> held_bits_;
+  std::vector<std::uint32_t> held_before_;
+  /// The held flows before `flow` (its place among them if held).
+  std::size_t slot(FlowId flow) const {
+    const std::uint64_t below = held_bits_[flow >> 6] & ((std::uint64_t{1} << (flow & 63)) - 1);
+    return held_before_[flow >> 6] + static_cast<std::size_t>(std::popcount(below));
+  }
   NameIndex names_;
   StableArena<char> name_chars_;
   StableArena<NodeRef> after_refs_;
@@ -178,11 +263,13 @@ class Dag {
   /// Grows `v` to hold `more` elements, doubling at least, after the growth
   /// check has seen what the new array takes: the guard sees a growth before it
   /// happens, not after.
-  template <class T>
-  void make_room(std::vector<T>& v, std::size_t more) {
+  template <class Array>
+  void make_room(Array& v, std::size_t more) {
     if (v.size() + more <= v.capacity()) return;
     const std::size_t capacity = std::max(v.size() + more, 2 * v.capacity());
-    if (growth_check_) growth_check_(*this, std::uint64_t{capacity} * sizeof(T));
+    if (growth_check_) {
+      growth_check_(*this, std::uint64_t{capacity} * sizeof(typename Array::value_type));
+    }
     v.reserve(capacity);
   }
 };

@@ -35,7 +35,7 @@ TEST(Pilot, PlacesEachFlowWhereItsOwnStartWould) {
   instant.instant = true;
   instant.instant_latency = true;
   const exec::RunResults every_flow = test::run_one_rank(fabric, dag, instant).results;
-  ASSERT_EQ(every_flow.flow_start.size(), dag.flows().size());
+  ASSERT_EQ(every_flow.flow_start.size(), dag.all_flows().size());
   std::vector<std::uint64_t> expected(std::size_t{fabric.gpu_count()} * kSlices, 0);
   std::vector<std::uint8_t> used(kSlices, 0);
   auto slice_of = [&](Time t) {
@@ -43,8 +43,8 @@ TEST(Pilot, PlacesEachFlowWhereItsOwnStartWould) {
         kSlices - 1, static_cast<std::size_t>(static_cast<double>(t) /
                                               static_cast<double>(pilot.span) * kSlices));
   };
-  for (std::size_t f = 0; f < dag.flows().size(); ++f) {
-    const work::Flow& flow = dag.flows()[f];
+  for (std::size_t f = 0; f < dag.all_flows().size(); ++f) {
+    const work::Flow& flow = dag.all_flows()[f];
     const Time start = every_flow.flow_start[f];
     ASSERT_NE(start, kTimeInfinity);
     const std::size_t s = slice_of(start);
@@ -61,7 +61,7 @@ TEST(Pilot, PlacesEachFlowWhereItsOwnStartWould) {
   EXPECT_EQ(pilot.load.load, expected);
   // It engaged: groups of more than one flow, started over much of the run.
   const std::size_t groups = DependencyTracker(dag, [](work::GpuId) { return true; }).group_count();
-  EXPECT_LT(groups, dag.flows().size());
+  EXPECT_LT(groups, dag.all_flows().size());
   EXPECT_GE(std::count(used.begin(), used.end(), 1), 8);
 }
 
@@ -74,7 +74,7 @@ TEST(Pilot, EstimatesARanksShare) {
   topo::FatTreeSpec spec;
   spec.base.gpus = 64;
   const topo::Fabric fabric = topo::build_fat_tree(spec);
-  const std::uint64_t flows = dag.flows().size();
+  const std::uint64_t flows = dag.all_flows().size();
   const std::uint64_t whole = pilot_estimate_bytes(fabric, dag, {}, flows);
   const std::uint64_t eighth = pilot_estimate_bytes(fabric, dag, {}, flows / 8);
   EXPECT_LT(eighth, whole);

@@ -28,7 +28,8 @@ work::Dag contending(work::GpuId gpus) {
 void expect_same(const topo::Fabric& fabric, const work::Dag& dag,
                  const NetworkOptions& options = {}, const std::string& policy = "fair",
                  Time end_time = kTimeInfinity) {
-  EXPECT_GT(Ports::lane_hops(fabric, options, {}, dag.flows().size()), 0u);  // else both runs hash
+  EXPECT_GT(Ports::lane_hops(fabric, options, {}, dag.all_flows().size()),
+            0u);  // else both runs hash
   EXPECT_EQ(test::events_saved_by(&NetworkOptions::lanes_by_hop, fabric, dag, options, {}, policy,
                                   end_time),
             0);

@@ -62,7 +62,7 @@ TEST_P(AstraTraces, BytesPerNpuAsDocumented) {
   EXPECT_EQ(dag.tasks().size(), 0u);
   EXPECT_EQ(dag.coflows().size(), c.coflows);
   std::map<GpuId, Bytes> sent, received;
-  for (const Flow& f : dag.flows()) {
+  for (const Flow& f : dag.all_flows()) {
     sent[f.src] += f.bytes;
     received[f.dst] += f.bytes;
   }
@@ -289,7 +289,7 @@ TEST(ChakraImport, RootedCollectivesAndBarriers) {
   }
   const Dag ring = load(barrier.prefix());
   ASSERT_EQ(ring.coflows().size(), 2u);
-  for (const Flow& f : ring.flows()) EXPECT_EQ(f.bytes, 1);
+  for (const Flow& f : ring.all_flows()) EXPECT_EQ(f.bytes, 1);
 }
 
 TEST(ChakraImport, ACollectiveOfOneNpuIsAZeroTimeTask) {
@@ -334,7 +334,7 @@ TEST(ChakraImport, TheRunConfigsWorkloadTable) {
       &inputs);
   ASSERT_EQ(dag.coflows().size(), 1u);
   std::set<GpuId> used;
-  for (const Flow& f : dag.flows()) used.insert(f.src);
+  for (const Flow& f : dag.all_flows()) used.insert(f.src);
   EXPECT_EQ(used, (std::set<GpuId>{3, 5, 7, 9}));
   // Each rank file is an input of the run, for /meta and rerun.
   ASSERT_EQ(inputs.size(), 4u);

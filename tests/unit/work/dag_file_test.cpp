@@ -244,7 +244,7 @@ start = "20us"
 )");
   EXPECT_EQ(dag.tasks().size(), 3u);
   ASSERT_EQ(dag.coflows().size(), 2u);
-  EXPECT_EQ(dag.flows().size(), 2u + 24u);
+  EXPECT_EQ(dag.all_flows().size(), 2u + 24u);
   EXPECT_EQ(dag.gpus_used(), 8u);
   EXPECT_EQ(dag.total_bytes(), 2 * 4'194'304 + 24 * 1'000'000);
   const Coflow& bg = dag.coflows()[1];
@@ -396,7 +396,7 @@ TEST_F(DagFile, AllToAllContiguousGroups) {
   EXPECT_EQ(pairs.size(), 4u * 4u * 3u);
   EXPECT_EQ(pairs,
             expected_all_to_all({{0, 1, 2, 3}, {4, 5, 6, 7}, {8, 9, 10, 11}, {12, 13, 14, 15}}));
-  for (const Flow& f : dag.flows()) EXPECT_EQ(f.bytes, 2'000'000);
+  for (const Flow& f : dag.all_flows()) EXPECT_EQ(f.bytes, 2'000'000);
   // "contiguous" is the default.
   const Dag same = load(all_to_all("\"0..15\"", "group_size = 4\ngroups = \"contiguous\""));
   EXPECT_EQ(pairs_of(same, same.coflows()[0]), pairs);
@@ -830,7 +830,7 @@ TEST_F(DagFile, PatternsExpandToAtMost2To24Flows) {
                 "pattern \"a2a\": expands to 67100672 flows; the patterns of a "
                 "workload file hold at most 16777216 in all (an all-to-all among 4096 GPUs)");
   // Smaller groups fit: 2048 pairs.
-  EXPECT_EQ(load(all_to_all("\"0..4095\"", "group_size = 2")).flows().size(), 4096u);
+  EXPECT_EQ(load(all_to_all("\"0..4095\"", "group_size = 2")).all_flows().size(), 4096u);
 }
 
 // Found while writing the fuzz targets (tests/fuzz; their UBSan reports it): the

@@ -79,7 +79,7 @@ TEST(Dag, AddTaskAndCoflow) {
   EXPECT_EQ(dag.coflows()[1].flow_count, 1u);
   EXPECT_EQ(dag.coflows()[1].labels.type, CoflowType::kOther);
 
-  ASSERT_EQ(dag.flows().size(), 4u);
+  ASSERT_EQ(dag.all_flows().size(), 4u);
   const auto f0 = dag.flows_of(dag.coflows()[0]);
   ASSERT_EQ(f0.size(), 3u);
   EXPECT_EQ(f0[0].src, 0u);
@@ -142,15 +142,15 @@ TEST(Dag, GrowthCheckSeesAnArrayGrowBeforeItDoes) {
   std::uint64_t stop_at = 0;
   dag.set_growth_check([&](const Dag& d, std::uint64_t growing) {
     if (growing == 0) return;
-    calls.emplace_back(growing, d.flows().capacity());
+    calls.emplace_back(growing, d.flow_capacity());
     if (growing == stop_at) throw Error("stop");
   });
   int grew = 0;
   for (int i = 0; i < 100; ++i) {
     calls.clear();
-    const std::size_t before = dag.flows().capacity();
+    const std::size_t before = dag.flow_capacity();
     dag.add_coflow("c" + std::to_string(i), {}, 0, eight, {});
-    const std::size_t after = dag.flows().capacity();
+    const std::size_t after = dag.flow_capacity();
     if (after == before) continue;
     ++grew;
     ASSERT_FALSE(calls.empty());
@@ -160,14 +160,14 @@ TEST(Dag, GrowthCheckSeesAnArrayGrowBeforeItDoes) {
   }
   EXPECT_GE(grew, 6);
   // Stopping at the next growth of the flows leaves their array as it was.
-  const std::size_t capacity = dag.flows().capacity();
-  stop_at = std::max(dag.flows().size() + 8, 2 * capacity) * sizeof(Flow);
+  const std::size_t capacity = dag.flow_capacity();
+  stop_at = std::max(dag.all_flows().size() + 8, 2 * capacity) * sizeof(Flow);
   int added = 0;
   EXPECT_THROW(while (added < 1000) dag.add_coflow("d" + std::to_string(added++), {}, 0, eight, {}),
                Error);
   EXPECT_LT(added, 1000);
-  EXPECT_EQ(dag.flows().capacity(), capacity);  // never grown
-  EXPECT_GT(dag.flows().size() + 8, capacity);  // it was full
+  EXPECT_EQ(dag.flow_capacity(), capacity);         // never grown
+  EXPECT_GT(dag.all_flows().size() + 8, capacity);  // it was full
 }
 
 TEST(Dag, Empty) {
@@ -286,7 +286,7 @@ TEST(Dag, DuplicateNamesAreErrors) {
   // A rejected node is not added.
   EXPECT_EQ(dag.tasks().size(), 1u);
   EXPECT_EQ(dag.coflows().size(), 1u);
-  EXPECT_EQ(dag.flows().size(), 1u);
+  EXPECT_EQ(dag.all_flows().size(), 1u);
   EXPECT_EQ(*dag.find("x"), (NodeRef{Kind::kTask, 0}));
   EXPECT_EQ(*dag.find("y"), (NodeRef{Kind::kCoflow, 0}));
 }

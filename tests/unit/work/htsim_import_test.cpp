@@ -77,7 +77,7 @@ TEST(HtsimImport, PlainMatrixGivesOneCoflowPerConnection) {
   Dag dag;
   load_htsim_connection_matrix(file.path(), dag);
   ASSERT_EQ(dag.coflows().size(), 3u);
-  ASSERT_EQ(dag.flows().size(), 3u);
+  ASSERT_EQ(dag.all_flows().size(), 3u);
   EXPECT_TRUE(dag.tasks().empty());
 
   const std::string names[] = {"htsim-1", "htsim-7", "htsim-conn3"};

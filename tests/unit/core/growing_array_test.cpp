@@ -1,0 +1,63 @@
+// The realloc-backed array the DAG's flows live in: it keeps its values
+// through growth and shrinking, and gives its room back.
+#include "shoal/core/growing_array.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace shoal::core {
+namespace {
+
+struct Pair {
+  std::uint32_t a = 0;
+  std::uint64_t b = 0;
+};
+
+TEST(GrowingArray, KeepsItsValuesAsItGrowsAndShrinks) {
+  GrowingArray<Pair> array;
+  EXPECT_TRUE(array.empty());
+  for (std::uint32_t i = 0; i < 1000; ++i) array.push_back({i, std::uint64_t{i} * 3});
+  const std::vector<Pair> more{{7, 8}, {9, 10}};
+  array.append(more);
+  ASSERT_EQ(array.size(), 1002u);
+  EXPECT_GE(array.capacity(), 1002u);
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    ASSERT_EQ(array[i].a, i);
+    ASSERT_EQ(array[i].b, std::uint64_t{i} * 3);
+  }
+  EXPECT_EQ(array[1001].b, 10u);
+  array.truncate(500);
+  array.shrink_to_fit();
+  EXPECT_EQ(array.size(), 500u);
+  EXPECT_EQ(array.capacity(), 500u);
+  EXPECT_EQ(array[499].a, 499u);
+  GrowingArray<Pair> moved = std::move(array);
+  EXPECT_EQ(moved.size(), 500u);
+  EXPECT_EQ(moved[10].b, 30u);
+  moved.truncate(0);
+  moved.shrink_to_fit();
+  EXPECT_EQ(moved.capacity(), 0u);
+  EXPECT_EQ(moved.data(), nullptr);
+}
+
+TEST(GrowingArray, AppendGrowsByAtLeastDoubling) {
+  GrowingArray<std::uint64_t> array;
+  const std::vector<std::uint64_t> one{1};
+  array.append(one);
+  std::size_t capacity = array.capacity();
+  int grew = 0;
+  for (int i = 0; i < 10000; ++i) {
+    array.append(one);
+    if (array.capacity() != capacity) {
+      EXPECT_GE(array.capacity(), 2 * capacity);
+      capacity = array.capacity();
+      ++grew;
+    }
+  }
+  EXPECT_LT(grew, 20);
+}
+
+}  // namespace
+}  // namespace shoal::core
