@@ -269,7 +269,7 @@ void Dag::validate(GpuId gpu_count) const {
   }
   // Cycles: Kahn's algorithm over all nodes; whatever is left lies on or behind
   // one. The dependents are one flat array by node, counted and then filled (a
-  // vector per node took more memory than the DAG's flows while it ran), in
+  // vector per node made this check the peak of reading a large config), in
   // 32-bit indices: a DAG of 2^32 nodes or dependencies would not fit in memory.
   const std::size_t n = tasks_.size() + coflows_.size();
   auto id = [&](NodeRef r) {
