@@ -75,7 +75,7 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   for (const Flow& f : flows) {
     check_gpu_id("coflow \"" + name + "\"", std::max(f.src, f.dst));
     bytes += f.bytes;
-    gpus_used_ = std::max({gpus_used_, f.src + 1, f.dst + 1});
+    flow_gpus_used_ = std::max({flow_gpus_used_, f.src + 1, f.dst + 1});
   }
   make_room(coflows_, 1);
   make_room(flows_, flows.size());
@@ -155,7 +155,7 @@ CoflowId Dag::coflow_of(FlowId flow) const {
 }
 
 GpuId Dag::gpus_used() const {
-  GpuId used = gpus_used_;
+  GpuId used = flow_gpus_used_;
   for (const auto& t : tasks_) used = std::max(used, t.gpu + 1);
   return used;
 }
@@ -168,14 +168,14 @@ std::span<const Flow> Dag::all_flows() const {
 }
 
 std::uint64_t Dag::fragment_bytes(std::size_t held) const {
-  const std::uint64_t dst = gpus_used_ <= std::uint32_t{UINT16_MAX} + 1 ? 2 : 4;
+  const std::uint64_t dst = flow_gpus_used_ <= std::uint32_t{UINT16_MAX} + 1 ? 2 : 4;
   const std::uint64_t words = flow_count_ / 64 + 1;
   return held * sizeof(Flow) + (flow_count_ + 1) * dst + words * (sizeof(std::uint64_t) + 4);
 }
 
 void Dag::keep_flows(const std::function<bool(const Flow&)>& keep) {
   if (!whole_) throw Error("internal: keep_flows twice");
-  const bool narrow = gpus_used_ <= std::uint32_t{UINT16_MAX} + 1;
+  const bool narrow = flow_gpus_used_ <= std::uint32_t{UINT16_MAX} + 1;
   const std::size_t width = narrow ? 2 : 4;
   flow_dst_.assign((flow_count_ + 1) * width, std::byte{0});  // a spare: each read takes 4 bytes
   for (std::size_t f = 0; f < flow_count_; ++f) {

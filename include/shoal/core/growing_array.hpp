@@ -65,10 +65,6 @@ class GrowingArray {
   void truncate(std::size_t size) {
     if (size < size_) size_ = size;
   }
-  void push_back(const T& value) {
-    if (size_ == capacity_) reserve(capacity_ == 0 ? 16 : 2 * capacity_);
-    data_[size_++] = value;
-  }
   void append(std::span<const T> values) {
     if (size_ + values.size() > capacity_) reserve(std::max(size_ + values.size(), 2 * capacity_));
     if (!values.empty()) std::memcpy(data_ + size_, values.data(), values.size_bytes());
@@ -80,11 +76,7 @@ class GrowingArray {
   bool empty() const { return size_ == 0; }
   T& operator[](std::size_t i) { return data_[i]; }
   const T& operator[](std::size_t i) const { return data_[i]; }
-  T& back() { return data_[size_ - 1]; }
-  const T& back() const { return data_[size_ - 1]; }
   const T* data() const { return data_; }
-  T* begin() { return data_; }
-  T* end() { return data_ + size_; }
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
   operator std::span<const T>() const { return {data_, size_}; }

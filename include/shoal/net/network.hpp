@@ -62,12 +62,6 @@ class Network {
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                       const NetworkOptions& options, std::uint64_t flows_sent);
 
-  /// The order the engine should take a window's events in for this fabric
-  /// and cell size: atom by atom where the fabric is large (at least
-  /// kAtomOrderLinks links between atoms: its ports' state no longer fits in a
-  /// core's cache) and its fastest such link carries at least two cells
-  /// within the atoms' lookahead (so that a switch has several events to
-  /// handle in each sub-window); else by time. The run is the same either way.
   /// By GPU, the node where the bytes of a flow to it from another server are
   /// counted: its switch, where the last link delivers on send, else itself.
   static std::vector<topo::NodeId> inbound_nodes(const topo::Fabric& fabric,
@@ -76,6 +70,12 @@ class Network {
   static topo::NodeId counted_at(const topo::Fabric& fabric, std::span<const topo::NodeId> inbound,
                                  work::GpuId src, work::GpuId dst);
 
+  /// The order the engine should take a window's events in for this fabric
+  /// and cell size: atom by atom where the fabric is large (at least
+  /// kAtomOrderLinks links between atoms: its ports' state no longer fits in a
+  /// core's cache) and its fastest such link carries at least two cells
+  /// within the atoms' lookahead (so that a switch has several events to
+  /// handle in each sub-window); else by time. The run is the same either way.
   static core::EventOrder event_order_for(const topo::Fabric& fabric,
                                           const NetworkOptions& options);
   static constexpr std::size_t kAtomOrderLinks = 16384;

@@ -212,7 +212,7 @@ class Dag {
   core::GrowingArray<Flow> flows_;
   std::size_t flow_count_ = 0;
   Bytes total_bytes_ = 0;
-  GpuId gpus_used_ = 0;
+  GpuId flow_gpus_used_ = 0;  // its flows' largest GPU id plus one
   bool whole_ = true;
   // Every flow's destination, read as 4 bytes at dst_ + (flow << dst_shift_)
   // masked by dst_mask_, without a branch on whether the DAG is whole (a

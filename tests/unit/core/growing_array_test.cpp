@@ -18,7 +18,10 @@ struct Pair {
 TEST(GrowingArray, KeepsItsValuesAsItGrowsAndShrinks) {
   GrowingArray<Pair> array;
   EXPECT_TRUE(array.empty());
-  for (std::uint32_t i = 0; i < 1000; ++i) array.push_back({i, std::uint64_t{i} * 3});
+  for (std::uint32_t i = 0; i < 1000; ++i) {
+    const std::vector<Pair> one{{i, std::uint64_t{i} * 3}};
+    array.append(one);
+  }
   const std::vector<Pair> more{{7, 8}, {9, 10}};
   array.append(more);
   ASSERT_EQ(array.size(), 1002u);
