@@ -166,7 +166,7 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
   const std::uint64_t now = resident_bytes();
   const std::string what =
       "memory: this run needs about " + gib(now + more) + " per rank (" + gib(now) +
-      " for the fabric and workload, which every rank builds whole, + " + gib(more - bins) +
+      " for the fabric and workload, whose tasks every rank builds whole, + " + gib(more - bins) +
       " for the network and engine" +
       (bins > 0 ? " + " + gib(bins) + " for the /link_util bins" : std::string{}) + ")";
   // Where the bins are a large part, their cap is the knob to name.
@@ -236,7 +236,7 @@ work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup
     const std::uint64_t need = (taken + growing) * static_cast<std::uint64_t>(ranks_on_node);
     if (available != kUnknown && need > available) {
       throw Error(what + growth + "; the " + std::to_string(ranks_on_node) + " rank" +
-                  (ranks_on_node == 1 ? "" : "s") + " on this node (each holds the whole DAG) " +
+                  (ranks_on_node == 1 ? "" : "s") + " on this node (each holds every task) " +
                   "need more than the " + gib(available) +
                   " it had available: run fewer ranks per node, on a node with more memory, or a "
                   "smaller workload");

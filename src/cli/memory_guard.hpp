@@ -17,9 +17,8 @@ namespace shoal::cli {
 exec::RecorderOptions recording_for(const RunSetup& setup, bool record);
 
 /// Bytes the network, the engine and the output buffers of rank `rank` will
-/// add to what read_config already allocated (the fabric and the DAG, which
-/// every rank builds whole and on several ranks keeps the flows of only in
-/// part, cli::keep_rank_flows).
+/// add to what read_config already allocated (the fabric and the DAG, of
+/// whose flows each rank of several builds its fragment: exec/fragment.hpp).
 std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, int rank);
 
 /// Throws an Error when rank `rank`'s resident memory plus the estimates (the

@@ -15,8 +15,10 @@
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
+#include "shoal/core/free_heap.hpp"
 #include "shoal/core/simulator.hpp"
 #include "shoal/core/stop_signal.hpp"
+#include "shoal/exec/fragment.hpp"
 #include "shoal/exec/model.hpp"
 #include "shoal/exec/outcomes.hpp"
 #include "shoal/output/run_output.hpp"
@@ -313,38 +315,62 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
   RunSetup setup;
   core::install_stop_handlers();
   const int ranks_on_node = world.ranks_on_node();
-  const bool ready = setup_everywhere(world, [&] {
-    setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
-    setup.ranks_on_node = ranks_on_node;
-    read_config(args.config, args.overrides, world.size(), setup, args.input_map,
-                args.config_label);
-    setup.dag.set_growth_check({});
-    setup.engine.progress = !global.quiet;
-    setup.engine.progress_interval_seconds = args.progress_interval;
-    setup.overrides = args.overrides;
-    setup.sweep_point = args.sweep_point;
-    setup.rerun_of = args.rerun_of;
-    if (!args.sweep_point.empty() && setup.policies.size() > 1) {
-      throw Error("sweep point " + args.sweep_point +
-                  ": runs one policy; sweep policy.name instead of giving policy.compare");
-    }
-  });
-  if (!ready || !place_weighted(world, setup, world.size())) return 1;
+  // Reads the config on every rank, each building its fragment of the flows
+  // under `partition` (or under its own, or the pilot's: read_config).
+  auto read = [&](std::optional<core::Partition> partition) {
+    setup = RunSetup{};  // the DAG a pilot ran on goes before the next is built
+    core::release_free_heap();
+    const bool ready = setup_everywhere(world, [&] {
+      setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
+      setup.ranks_on_node = ranks_on_node;
+      setup.fragment_rank = world.rank();
+      setup.partition = std::move(partition);
+      read_config(args.config, args.overrides, world.size(), setup, args.input_map,
+                  args.config_label);
+      setup.dag.set_growth_check({});
+      setup.engine.progress = !global.quiet;
+      setup.engine.progress_interval_seconds = args.progress_interval;
+      setup.overrides = args.overrides;
+      setup.sweep_point = args.sweep_point;
+      setup.rerun_of = args.rerun_of;
+      if (!args.sweep_point.empty() && setup.policies.size() > 1) {
+        throw Error("sweep point " + args.sweep_point +
+                    ": runs one policy; sweep policy.name instead of giving policy.compare");
+      }
+    });
+    // The rule the ranks' fragments share, once every rank has built its own.
+    return ready && setup_everywhere(world, [&] {
+             try {
+               exec::check_sender_dependencies(world, setup.dag);
+             } catch (const Error& e) {
+               throw Error("workload " + setup.workload + ": " + e.what());
+             }
+           });
+  };
+  if (!read(std::nullopt)) return 1;
+  if (!setup.partition) {
+    // A weighted partition on several ranks: its pilot runs on the ranks'
+    // fragments under the pilot's own partition, then each rank builds its
+    // fragment under the weighted one.
+    if (!place_weighted(world, setup, world.size())) return 1;
+    std::optional<core::Partition> weighted = std::move(setup.partition);
+    if (!read(std::move(weighted))) return 1;
+  }
   const bool several = setup.policies.size() > 1;
   // -o FILE.h5 (or [output] file) writes HDF5; -o FILE.csv the coflow table.
   const std::string output = args.output.empty() ? setup.output : args.output;
   bool hdf5 = false;
   if (!setup_everywhere(world, [&] { hdf5 = check_outputs(args, setup, output); })) return 1;
-  // Every policy's keys, before the rank drops flows: crux weighs every flow.
+  // Every policy's keys (crux's are collective: it weighs every rank's flows).
   std::vector<sched::CoflowPriorities> keys(setup.policies.size());
   if (!setup_everywhere(world, [&] {
         for (std::size_t p = 0; p < keys.size(); ++p) {
-          keys[p] = sched::coflow_priorities(setup.dag, *setup.fabric, setup.policies[p]);
+          keys[p] = sched::coflow_priorities(setup.dag, *setup.fabric, setup.policies[p], &world);
         }
-        keep_rank_flows(setup, world.rank());
       })) {
     return 1;
   }
+  core::release_free_heap();  // what the checks and keys freed, before the run's model grows
   std::vector<PolicyOutcome> outcomes;
   for (std::size_t p = 0; p < setup.policies.size(); ++p) {
     const sched::PolicyConfig& policy = setup.policies[p];

@@ -62,14 +62,6 @@ bool place_weighted(const core::Comm& comm, exec::RunSetup& setup, int ranks) {
   return placed;
 }
 
-void keep_rank_flows(exec::RunSetup& setup, int rank) {
-  const exec::RankFlows kept =
-      exec::keep_rank_flows(*setup.fabric, setup.dag, setup.network, *setup.partition, rank);
-  release_free_heap();
-  spdlog::debug("rank {} holds {} of the DAG's {} flows{}", rank, kept.held, setup.dag.flow_count(),
-                kept.dropped ? "" : " (all: fewer would not save memory)");
-}
-
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
                  RunSetup& setup, const std::map<std::string, std::string>& input_map,
                  const std::string& shown_as) {
@@ -81,9 +73,41 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   // Before the workload: the resource guard watches the DAG grow against it.
   setup.memory_limit = exec::read_memory_limit(config);
   setup.network = net::read_network_options(config);
+  // Before the workload too: a rank of several builds only its fragment of
+  // the flows, under the partition or, while a weighted one waits for its
+  // pilot, under the pilot's.
+  const std::string partition = exec::read_run_table(config, fabric, setup.network, setup.engine);
+  const std::string partition_file =
+      topo::is_partition_strategy(partition) ? partition : config.input("partition", partition);
+  setup.partition_spec = partition_file;
+  if (setup.network.instant && ranks > 1) {
+    throw Error("config " + config.path() + ": network.model = \"instant\" runs on one rank, not " +
+                std::to_string(ranks) + " (its flows arrive the moment they start)");
+  }
+  if (!setup.partition) {  // else the weighted partition its pilot made
+    try {
+      if (partition == "weighted" && ranks == 1) {  // nothing to balance: no pilot
+        setup.partition.emplace(topo::partition_by_load(
+            fabric, 1, {1, std::vector<std::uint64_t>(fabric.gpu_count())}));
+      } else if (partition != "weighted") {
+        setup.partition.emplace(topo::fabric_partition(fabric, ranks, partition, partition_file));
+      }
+    } catch (const Error& e) {
+      throw Error("config " + config.path() + ": run.partition: " + e.what());
+    }
+  }
+  if (setup.fragment_rank >= 0 && ranks > 1) {
+    const core::Partition cut =
+        setup.partition ? *setup.partition : exec::pilot_partition(fabric, ranks);
+    setup.dag.set_fragment(exec::rank_fragment(fabric, setup.network, cut, setup.fragment_rank));
+  }
   work::Workload workload =
       work::read_workload(config, fabric.gpu_count(), fabric.gpus_per_server(), setup.dag);
   release_free_heap();
+  if (!setup.dag.whole()) {
+    spdlog::debug("rank {} holds {} of the DAG's {} flows", setup.fragment_rank,
+                  setup.dag.held_count(), setup.dag.flow_count());
+  }
   setup.workload = std::move(workload.name);
   setup.jobs = std::move(workload.jobs);
   setup.perturbations = exec::read_perturbations(config, fabric);
@@ -92,28 +116,9 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
   setup.network.starvation_after = setup.policies.front().starvation_after;
   setup.milestones = exec::read_milestones(config, setup.dag);
   output::read_output_table(config, setup);
-  const std::string partition = exec::read_run_table(config, fabric, setup.network, setup.engine);
-  const std::string partition_file =
-      topo::is_partition_strategy(partition) ? partition : config.input("partition", partition);
-  setup.partition_spec = partition_file;
   config.reject_unknown();
   setup.config_text = config.text();
   setup.config_resolved = config.resolved_text();
-  if (setup.network.instant && ranks > 1) {
-    throw Error("config " + config.path() + ": network.model = \"instant\" runs on one rank, not " +
-                std::to_string(ranks) + " (its flows arrive the moment they start)");
-  }
-  try {
-    if (partition == "weighted" && ranks == 1) {  // nothing to balance: no pilot
-      setup.partition.emplace(
-          topo::partition_by_load(fabric, 1, {1, std::vector<std::uint64_t>(fabric.gpu_count())}));
-    } else if (partition != "weighted") {
-      setup.partition.emplace(topo::fabric_partition(fabric, ranks, partition, partition_file));
-    }
-  } catch (const Error& e) {
-    throw Error("config " + config.path() + ": run.partition: " + e.what());
-  }
-  release_free_heap();
   // Once every file was found and read: what /meta keeps of them.
   setup.inputs = config::snapshot_inputs(config.inputs(), setup.embed_limit);
 }

@@ -17,7 +17,11 @@ using exec::RunSetup;
 
 /// Reads and checks everything; an Error names the file and key. `ranks`
 /// sizes the partition, except a weighted one for more than one rank, which
-/// place_weighted makes afterwards (its pilot is collective). `input_map`
+/// place_weighted makes afterwards (its pilot is collective), or one `setup`
+/// holds already. With setup.fragment_rank set on several ranks, the DAG is
+/// that rank's fragment (exec/fragment.hpp) under that partition, or under
+/// the pilot's while a weighted one waits; the rule its fragments share is
+/// then left to exec::check_sender_dependencies. `input_map`
 /// reads files the config names from other paths (ConfigFile::map_inputs);
 /// messages name the config `shown_as` where given.
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
@@ -33,12 +37,6 @@ inline constexpr std::size_t kPilotSlices = 64;
 /// failing rank's error printed, where the pilot's memory guard refuses; an
 /// error in the pilot itself stops every rank (run_or_abort).
 bool place_weighted(const core::Comm& comm, RunSetup& setup, int ranks);
-
-/// Once the partition is placed, on a run of several ranks: drops the flows
-/// rank `rank` neither sends, receives nor counts (exec/fragment.hpp) and
-/// hands their memory back. The DAG is then no longer validated; a policy that
-/// weighs every flow (crux) has its keys computed before.
-void keep_rank_flows(RunSetup& setup, int rank);
 
 /// Collective over `comm`: the pilot run behind the weighted partition
 /// (exec/pilot.hpp, kPilotSlices slices), each rank of `comm` running its

@@ -5,6 +5,7 @@
 #include <boost/mpi/communicator.hpp>
 #include <boost/mpi/environment.hpp>
 #include <boost/mpi/nonblocking.hpp>
+#include <boost/mpi/operations.hpp>
 #include <climits>
 #include <cstring>
 #include <functional>
@@ -229,6 +230,12 @@ void Comm::sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> o
   if (in.empty()) return;
   mpi::all_reduce(impl_->comm, in.data(), static_cast<int>(in.size()), out.data(),
                   std::plus<std::uint64_t>());
+}
+
+void Comm::or_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
+  if (in.empty()) return;
+  mpi::all_reduce(impl_->comm, in.data(), static_cast<int>(in.size()), out.data(),
+                  mpi::bitwise_or<std::uint64_t>());
 }
 
 void Comm::min_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const {

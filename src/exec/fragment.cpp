@@ -7,25 +7,30 @@
 
 namespace shoal::exec {
 
-RankFlows keep_rank_flows(const topo::Fabric& fabric, work::Dag& dag,
-                          const net::NetworkOptions& network, const core::Partition& partition,
-                          int rank) {
-  if (partition.ranks() == 1) return {dag.flow_count(), false};
-  const std::vector<std::int32_t> owner = partition.entity_ranks(fabric.layout());
-  const std::vector<topo::NodeId> inbound = net::Network::inbound_nodes(fabric, network);
-  const auto mine = [&](const work::Flow& f) {
+work::FlowFragment rank_fragment(const topo::Fabric& fabric, const net::NetworkOptions& network,
+                                 const core::Partition& partition, int rank) {
+  std::vector<std::int32_t> owner = partition.entity_ranks(fabric.layout());
+  std::vector<topo::NodeId> inbound = net::Network::inbound_nodes(fabric, network);
+  work::FlowFragment fragment;
+  fragment.gpus = fabric.gpu_count();
+  fragment.owns.resize(fabric.gpu_count());
+  for (work::GpuId g = 0; g < fabric.gpu_count(); ++g) {
+    fragment.owns[g] = owner[fabric.gpu_node(g)] == rank;
+  }
+  fragment.keep = [&fabric, rank, owner = std::move(owner),
+                   inbound = std::move(inbound)](const work::Flow& f) {
     return owner[fabric.gpu_node(f.src)] == rank || owner[fabric.gpu_node(f.dst)] == rank ||
            owner[net::Network::counted_at(fabric, inbound, f.src, f.dst)] == rank;
   };
-  std::size_t held = 0;
-  for (const work::Flow& f : dag.all_flows()) held += mine(f);
-  // A rank taking part in most flows keeps them all: the destinations it
-  // would add outweigh the flows it would drop.
-  if (dag.fragment_bytes(held) >= dag.flow_count() * sizeof(work::Flow)) {
-    return {dag.flow_count(), false};
-  }
-  dag.keep_flows(mine);
-  return {held, true};
+  return fragment;
+}
+
+void check_sender_dependencies(const core::Comm& comm, const work::Dag& dag) {
+  if (dag.whole()) return;
+  const std::vector<std::uint64_t> mine = dag.sender_dependencies();
+  std::vector<std::uint64_t> all(mine.size());
+  comm.or_all(mine, all);
+  dag.check_sender_dependencies(all);
 }
 
 }  // namespace shoal::exec

@@ -68,16 +68,16 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
     return std::min(s, slices - 1);
   };
   const Bytes cell = std::max<Bytes>(network.cell_size, 1);
-  const auto& flows = dag.all_flows();
   for (std::uint32_t g = 0; g < groups.group_count(); ++g) {
     const Time start = group_start[g];
     if (start == kTimeInfinity) continue;  // never started (a deadlock the real run reports)
     const std::size_t s = slice_of(start);
     for (const work::FlowId f : groups.group(SenderGroupId{g}).flows) {
-      const std::uint64_t cells = std::max<std::uint64_t>(
-          1, static_cast<std::uint64_t>((flows[f].bytes + cell - 1) / cell));
-      load[std::size_t{flows[f].src} * slices + s] += cells;
-      load[std::size_t{flows[f].dst} * slices + s] += cells;
+      const work::Flow& flow = dag.flow(f);  // sent here, so held
+      const std::uint64_t cells =
+          std::max<std::uint64_t>(1, static_cast<std::uint64_t>((flow.bytes + cell - 1) / cell));
+      load[std::size_t{flow.src} * slices + s] += cells;
+      load[std::size_t{flow.dst} * slices + s] += cells;
     }
   }
   const auto& tasks = dag.tasks();

@@ -58,56 +58,70 @@ namespace {
 using Key = std::array<std::uint64_t, 5>;
 
 /// Jobs ranked by GPU intensity, highest first (ties: lower job id first).
+/// A fragment's GPUs are counted by the rank that owns them (it holds every
+/// flow to or from them) and summed over `comm`.
 std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
-                                                      const topo::Fabric& fabric) {
-  // Each GPU belongs to the job whose coflows it has flows in.
-  constexpr std::uint32_t kNone = UINT32_MAX;
-  std::vector<std::uint32_t> job_of(fabric.gpu_count(), kNone);
+                                                      const topo::Fabric& fabric,
+                                                      const core::Comm* comm) {
+  if (!dag.whole() && comm == nullptr) {
+    throw Error("internal: crux weighs every rank's flows, and no ranks were given");
+  }
+  // Each GPU belongs to the job whose coflows it has flows in: by GPU, that
+  // job plus one (0: none yet), and the bytes it sends and receives.
+  const std::size_t gpus = fabric.gpu_count();
+  std::vector<std::uint64_t> job_of(gpus, 0), sent(gpus, 0), received(gpus, 0);
+  std::string conflict;  // thrown once the ranks have summed, so that none waits
   struct JobLoad {
     double compute = 0;  // ps of compute, all its GPUs and iterations
     std::uint32_t iterations = 1;
   };
   std::map<std::uint32_t, JobLoad> jobs;
-  // Per (job, GPU): bytes sent and received.
-  std::map<std::pair<std::uint32_t, work::GpuId>, std::array<double, 2>> sent_received;
-  // Every flow of every job: computed before a rank drops flows it does not
-  // take part in (cli::keep_rank_flows).
-  if (!dag.whole()) throw Error("internal: crux ranks jobs by every flow; the DAG kept some");
   for (const work::Coflow& c : dag.coflows()) {
     JobLoad& job = jobs[c.labels.job];
     job.iterations = std::max(job.iterations, c.labels.iteration + 1);
+    const std::uint64_t id = std::uint64_t{c.labels.job} + 1;
     for (const work::Flow& f : dag.flows_of(c)) {
       for (const work::GpuId g : {f.src, f.dst}) {
-        if (job_of[g] != kNone && job_of[g] != c.labels.job) {
-          throw Error("crux: GPU " + std::to_string(g) + " has flows of jobs " +
-                      std::to_string(job_of[g]) + " and " + std::to_string(c.labels.job) +
-                      "; each GPU must belong to one job");
+        if (!dag.owns(g)) continue;
+        if (job_of[g] != 0 && job_of[g] != id && conflict.empty()) {
+          conflict = "crux: GPU " + std::to_string(g) + " has flows of jobs " +
+                     std::to_string(job_of[g] - 1) + " and " + std::to_string(c.labels.job) +
+                     "; each GPU must belong to one job";
         }
-        job_of[g] = c.labels.job;
+        job_of[g] = id;
       }
-      sent_received[{c.labels.job, f.src}][0] += static_cast<double>(f.bytes);
-      sent_received[{c.labels.job, f.dst}][1] += static_cast<double>(f.bytes);
+      if (dag.owns(f.src)) sent[f.src] += static_cast<std::uint64_t>(f.bytes);
+      if (dag.owns(f.dst)) received[f.dst] += static_cast<std::uint64_t>(f.bytes);
     }
   }
+  if (!dag.whole()) {
+    for (std::vector<std::uint64_t>* v : {&job_of, &sent, &received}) {
+      std::vector<std::uint64_t> all(v->size());
+      comm->sum_all(*v, all);
+      *v = std::move(all);
+    }
+  }
+  if (!conflict.empty()) throw Error(conflict);
   for (const work::ComputeTask& t : dag.tasks()) {
-    if (job_of[t.gpu] == kNone) continue;  // a GPU without flows: no job to charge
-    jobs[job_of[t.gpu]].compute += static_cast<double>(t.duration);
+    if (job_of[t.gpu] == 0) continue;  // a GPU without flows: no job to charge
+    jobs[static_cast<std::uint32_t>(job_of[t.gpu] - 1)].compute += static_cast<double>(t.duration);
   }
   std::map<std::uint32_t, double> transfer_ps;  // per job: the largest per-GPU transfer time
-  std::map<std::uint32_t, std::uint32_t> gpus;
-  for (const auto& [job_gpu, bytes] : sent_received) {
-    const auto [job, g] = job_gpu;
-    const auto nic = fabric.nic_links(g);
+  std::map<std::uint32_t, std::uint32_t> job_gpus;
+  for (work::GpuId g = 0; g < gpus; ++g) {
+    if (job_of[g] == 0) continue;
+    const auto job = static_cast<std::uint32_t>(job_of[g] - 1);
     BitsPerSecond rate = 0;
-    for (const topo::LinkId l : nic) rate += fabric.link(l).rate;
-    const double ps = std::max(bytes[0], bytes[1]) * 8.0 * 1e12 / static_cast<double>(rate);
+    for (const topo::LinkId l : fabric.nic_links(g)) rate += fabric.link(l).rate;
+    const double bytes = static_cast<double>(std::max(sent[g], received[g]));
+    const double ps = bytes * 8.0 * 1e12 / static_cast<double>(rate);
     transfer_ps[job] = std::max(transfer_ps[job], ps);
-    ++gpus[job];
+    ++job_gpus[job];
   }
   std::vector<std::pair<double, std::uint32_t>> order;  // (-intensity, job)
   for (const auto& [job, load] : jobs) {
     const double per_gpu_iteration =
-        load.compute / std::max<double>(1, gpus[job]) / std::max<double>(1, load.iterations);
+        load.compute / std::max<double>(1, job_gpus[job]) / std::max<double>(1, load.iterations);
     const double transfer = transfer_ps[job] / std::max<double>(1, load.iterations);
     const double intensity = transfer > 0 ? per_gpu_iteration / transfer : 1e300;
     order.emplace_back(-intensity, job);
@@ -130,10 +144,10 @@ std::uint64_t type_rank(CoflowType type) {
 }  // namespace
 
 std::vector<std::uint32_t> coflow_keys(const work::Dag& dag, const topo::Fabric& fabric,
-                                       const PolicyConfig& config) {
+                                       const PolicyConfig& config, const core::Comm* comm) {
   const auto& coflows = dag.coflows();
   std::map<std::uint32_t, std::uint32_t> job_rank;
-  if (config.crux) job_rank = crux_job_ranks(dag, fabric);
+  if (config.crux) job_rank = crux_job_ranks(dag, fabric, comm);
   // Each iteration's last micro-batch, per job (Hermod's DP reading).
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> last_mid;
   for (const work::Coflow& c : coflows) {
@@ -182,11 +196,11 @@ std::vector<std::uint32_t> coflow_keys(const work::Dag& dag, const topo::Fabric&
 }
 
 CoflowPriorities coflow_priorities(const work::Dag& dag, const topo::Fabric& fabric,
-                                   const PolicyConfig& config) {
+                                   const PolicyConfig& config, const core::Comm* comm) {
   if (config.classes != 1 && config.classes != 2 && config.classes != 4 && config.classes != 8) {
     throw Error("policy.classes must be 1, 2, 4 or 8, not " + std::to_string(config.classes));
   }
-  const std::vector<std::uint32_t> ranks = coflow_keys(dag, fabric, config);
+  const std::vector<std::uint32_t> ranks = coflow_keys(dag, fabric, config, comm);
   std::uint32_t keys = 1;
   for (const std::uint32_t r : ranks) keys = std::max(keys, r + 1);
   CoflowPriorities p;

@@ -70,7 +70,6 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
 
 NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                         std::span<const Flow> flows, std::vector<std::string> after) {
-  if (!whole_) throw Error("internal: a coflow added after keep_flows");
   Bytes bytes = 0;
   for (const Flow& f : flows) {
     check_gpu_id("coflow \"" + name + "\"", std::max(f.src, f.dst));
@@ -78,24 +77,69 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
     flow_gpus_used_ = std::max({flow_gpus_used_, f.src + 1, f.dst + 1});
   }
   make_room(coflows_, 1);
-  make_room(flows_, flows.size());
   const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
   add_name(name, node);
   Coflow c;
   c.name = store_name(name);
   c.labels = labels;
   c.earliest_start = earliest_start;
-  c.first_flow = static_cast<std::uint32_t>(flows_.size());
+  c.first_flow = static_cast<std::uint32_t>(flow_count_);
   c.flow_count = static_cast<std::uint32_t>(flows.size());
   c.bytes = bytes;
   total_bytes_ += bytes;
-  flows_.append(flows);
-  flow_count_ = flows_.size();
-  dst_ = flows_.empty() ? nullptr : reinterpret_cast<const std::byte*>(&flows_.data()->dst);
+  if (whole_) {
+    make_room(flows_, flows.size());
+    flows_.append(flows);
+    flow_count_ = flows_.size();
+    point_at_flows();
+  } else {
+    add_fragment_flows(flows);
+  }
   if (!resolve_now(after, c.after)) coflow_after_names_.emplace_back(node.index, std::move(after));
   coflows_.push_back(c);
   grew();
   return node;
+}
+
+void Dag::set_fragment(FlowFragment fragment) {
+  if (!whole_ || !coflows_.empty()) throw Error("internal: a fragment set after its first coflow");
+  keep_ = std::move(fragment.keep);
+  owns_ = std::move(fragment.owns);
+  fragment_gpus_ = fragment.gpus;
+  const bool narrow = fragment.gpus <= std::uint32_t{UINT16_MAX} + 1;
+  dst_shift_ = narrow ? 1 : 2;
+  dst_mask_ = narrow ? UINT16_MAX : UINT32_MAX;
+  flow_dst_.assign(std::size_t{1} << dst_shift_, std::byte{0});  // a spare: each read takes 4 bytes
+  dst_ = flow_dst_.data();
+  held_bits_.assign(1, 0);
+  held_before_.assign(1, 0);
+  whole_ = false;
+}
+
+void Dag::add_fragment_flows(std::span<const Flow> flows) {
+  const std::size_t width = std::size_t{1} << dst_shift_;
+  make_room(flow_dst_, flows.size() * width);
+  flow_dst_.resize((flow_count_ + flows.size() + 1) * width);
+  kept_.clear();
+  for (const Flow& f : flows) {
+    const std::size_t id = flow_count_++;
+    std::memcpy(flow_dst_.data() + id * width, &f.dst, width);  // its low bytes
+    // A flow the check refuses is held everywhere, so that every rank names it.
+    const bool refused =
+        f.src >= fragment_gpus_ || f.dst >= fragment_gpus_ || f.src == f.dst || f.bytes <= 0;
+    if (refused || keep_(f)) {
+      held_bits_.back() |= std::uint64_t{1} << (id % 64);
+      kept_.push_back(f);
+    }
+    if (flow_count_ % 64 == 0) {
+      held_bits_.push_back(0);
+      held_before_.push_back(static_cast<std::uint32_t>(flows_.size() + kept_.size()));
+    }
+  }
+  if (flows_.size() + kept_.size() > UINT32_MAX) throw Error("internal: more than 2^32 flows held");
+  make_room(flows_, kept_.size());
+  flows_.append(kept_);
+  dst_ = flow_dst_.data();
 }
 
 std::optional<NodeRef> Dag::find(std::string_view name) const {
@@ -145,6 +189,10 @@ void Dag::resolve() {
   }
   std::vector<PendingAfter>().swap(task_after_names_);
   std::vector<PendingAfter>().swap(coflow_after_names_);
+  // The flows' array grew by doubling: what it has not filled goes back.
+  flows_.shrink_to_fit();
+  if (whole_) point_at_flows();
+  std::vector<Flow>().swap(kept_);
   resolved_ = true;
 }
 
@@ -167,61 +215,62 @@ std::span<const Flow> Dag::all_flows() const {
   return flows_;
 }
 
-std::uint64_t Dag::fragment_bytes(std::size_t held) const {
-  const std::uint64_t dst = flow_gpus_used_ <= std::uint32_t{UINT16_MAX} + 1 ? 2 : 4;
-  const std::uint64_t words = flow_count_ / 64 + 1;
-  return held * sizeof(Flow) + (flow_count_ + 1) * dst + words * (sizeof(std::uint64_t) + 4);
+bool Dag::touches(const Coflow& c, GpuId gpu) const {
+  for (const Flow& f : flows_of(c)) {
+    if (f.src == gpu || f.dst == gpu) return true;
+  }
+  return false;
 }
 
-void Dag::keep_flows(const std::function<bool(const Flow&)>& keep) {
-  if (!whole_) throw Error("internal: keep_flows twice");
-  const bool narrow = flow_gpus_used_ <= std::uint32_t{UINT16_MAX} + 1;
-  const std::size_t width = narrow ? 2 : 4;
-  flow_dst_.assign((flow_count_ + 1) * width, std::byte{0});  // a spare: each read takes 4 bytes
-  for (std::size_t f = 0; f < flow_count_; ++f) {
-    const std::uint32_t dst = flows_[f].dst;
-    std::memcpy(flow_dst_.data() + f * width, &dst, width);  // its low bytes
+bool Dag::concerns_a_sender(const Coflow& c, NodeRef dep) const {
+  for (const Flow& f : flows_of(c)) {
+    if (!owns(f.src)) continue;  // another rank's sender: its fragment answers
+    if (dep.kind == NodeRef::Kind::kTask ? tasks_[dep.index].gpu == f.src
+                                         : touches(coflows_[dep.index], f.src)) {
+      return true;
+    }
   }
-  dst_ = flow_dst_.data();
-  dst_shift_ = narrow ? 1 : 2;
-  dst_mask_ = narrow ? UINT16_MAX : UINT32_MAX;
-  const std::size_t words = flow_count_ / 64 + 1;
-  held_bits_.assign(words, 0);
-  held_before_.assign(words, 0);
-  // The held flows move to the front, in order (each only ever forwards), and
-  // the rest of the block goes back without a copy.
-  std::size_t held = 0;
-  for (std::size_t f = 0; f < flow_count_; ++f) {
-    if (!keep(flows_[f])) continue;
-    held_bits_[f / 64] |= std::uint64_t{1} << (f % 64);
-    flows_[held++] = flows_[f];
+  return false;
+}
+
+Error Dag::no_sender_error(NodeRef coflow, NodeRef dep) const {
+  return Error(describe(coflow) + " depends on " + describe(dep) +
+               ", which involves none of its sending GPUs");
+}
+
+std::vector<std::uint64_t> Dag::sender_dependencies() const {
+  std::size_t count = 0;
+  for (const Coflow& c : coflows_) count += c.after.size();
+  std::vector<std::uint64_t> bits(count / 64 + 1, 0);
+  std::size_t k = 0;
+  for (const Coflow& c : coflows_) {
+    for (const NodeRef dep : c.after) {
+      if (concerns_a_sender(c, dep)) bits[k / 64] |= std::uint64_t{1} << (k % 64);
+      ++k;
+    }
   }
-  if (held > UINT32_MAX) throw Error("internal: more than 2^32 flows held");
-  flows_.truncate(held);
-  flows_.shrink_to_fit();
-  std::uint32_t count = 0;
-  for (std::size_t w = 0; w < words; ++w) {
-    held_before_[w] = count;
-    count += static_cast<std::uint32_t>(std::popcount(held_bits_[w]));
+  return bits;
+}
+
+void Dag::check_sender_dependencies(std::span<const std::uint64_t> concerned) const {
+  std::size_t k = 0;
+  for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
+    for (const NodeRef dep : coflows_[i].after) {
+      if ((concerned[k / 64] >> (k % 64) & 1) == 0) {
+        throw no_sender_error({NodeRef::Kind::kCoflow, i}, dep);
+      }
+      ++k;
+    }
   }
-  whole_ = false;
 }
 
 void Dag::validate(GpuId gpu_count) const {
-  if (!whole_) throw Error("internal: Dag::validate after keep_flows");
   if (!resolved_) throw Error("internal: Dag::validate before resolve");
   auto gpu_error = [&](NodeRef node, const std::string& what, GpuId gpu) {
     const std::string fabric =
         gpu_count == 0 ? "the fabric has no GPUs" : "GPUs 0.." + std::to_string(gpu_count - 1);
     return Error(describe(node) + ": " + what + " GPU " + std::to_string(gpu) +
                  " is outside the fabric (" + fabric + ")");
-  };
-  // Which GPUs take part in each coflow, for the locality rules.
-  auto touches = [&](const Coflow& c, GpuId gpu) {
-    for (const Flow& f : flows_of(c)) {
-      if (f.src == gpu || f.dst == gpu) return true;
-    }
-    return false;
   };
   for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
     const ComputeTask& t = tasks_[i];
@@ -235,7 +284,9 @@ void Dag::validate(GpuId gpu_count) const {
                     describe(dep) + " on GPU " + std::to_string(tasks_[dep.index].gpu) +
                     "; a dependency between GPUs needs a coflow");
       }
-      if (dep.kind == NodeRef::Kind::kCoflow && !touches(coflows_[dep.index], t.gpu)) {
+      // A fragment holds every flow to or from the GPUs it owns.
+      if (dep.kind == NodeRef::Kind::kCoflow && owns(t.gpu) &&
+          !touches(coflows_[dep.index], t.gpu)) {
         throw Error(describe(node) + " on GPU " + std::to_string(t.gpu) + " depends on " +
                     describe(dep) + ", which has no flow to or from GPU " + std::to_string(t.gpu));
       }
@@ -255,15 +306,8 @@ void Dag::validate(GpuId gpu_count) const {
     }
     for (const NodeRef dep : c.after) {
       if (dep == node) throw Error(describe(node) + " depends on itself");
-      bool concerns_a_sender = false;
-      for (const Flow& f : flows_of(c)) {
-        concerns_a_sender = dep.kind == NodeRef::Kind::kTask ? tasks_[dep.index].gpu == f.src
-                                                             : touches(coflows_[dep.index], f.src);
-        if (concerns_a_sender) break;
-      }
-      if (!concerns_a_sender) {
-        throw Error(describe(node) + " depends on " + describe(dep) +
-                    ", which involves none of its sending GPUs");
+      if (whole_ && !concerns_a_sender(c, dep)) {
+        throw no_sender_error(node, dep);
       }
     }
   }

@@ -1,6 +1,7 @@
 // A rank's fragment of the flows (exec/fragment.hpp) at N ranks: each rank
-// holds every flow it sends, receives or counts, and fewer than all of them;
-// and a run on the fragments is the same run as on whole DAGs.
+// builds every flow it sends, receives or counts, and fewer than all of them;
+// the ranks check together the rule their fragments share; and a run on the
+// fragments is the same run as on whole DAGs, crux's keys included.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -8,8 +9,10 @@
 
 #include "one_rank_run.hpp"
 #include "shoal/core/comm.hpp"
+#include "shoal/core/error.hpp"
 #include "shoal/exec/fragment.hpp"
 #include "shoal/net/network.hpp"
+#include "shoal/sched/policy.hpp"
 #include "shoal/topo/builders.hpp"
 #include "shoal/topo/fabric_config.hpp"
 #include "work/training_cases.hpp"
@@ -29,19 +32,23 @@ topo::Fabric fat_tree_64() {
 }
 
 /// The small MoE job on fat_tree_64, whole and as this rank's fragment under
-/// the topology partition.
+/// the topology partition (on one rank, whole too).
 struct Fragment {
   topo::Fabric fabric = fat_tree_64();
   work::Dag whole, part;
   core::Partition partition;
-  RankFlows kept;
 
   Fragment(const core::Comm& world, const net::NetworkOptions& network)
       : partition(topo::partition_fabric(fabric, world.size(), "topology")) {
     work::JobSpec job = small_moe();
     whole = generate(job, 64);
-    part = generate(job, 64);
-    kept = keep_rank_flows(fabric, part, network, partition, world.rank());
+    if (world.size() > 1) {
+      part.set_fragment(rank_fragment(fabric, network, partition, world.rank()));
+    }
+    work::add_training_job(job, part);
+    part.resolve();
+    part.validate(64);
+    check_sender_dependencies(world, part);
   }
 };
 
@@ -49,16 +56,15 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
   const core::Comm world = core::Comm::world();
   const net::NetworkOptions network;
   const Fragment fragment(world, network);
-  const auto& [fabric, whole, part, partition, kept] = fragment;
+  const auto& [fabric, whole, part, partition] = fragment;
   if (world.size() == 1) {
     EXPECT_TRUE(part.whole());
-    EXPECT_EQ(kept.held, whole.flow_count());
     return;
   }
-  ASSERT_TRUE(kept.dropped) << "the rank dropped no flow: nothing tested";
   ASSERT_FALSE(part.whole());
-  EXPECT_GT(kept.held, 0u);
-  EXPECT_LT(kept.held, whole.flow_count());
+  EXPECT_GT(part.held_count(), 0u);
+  EXPECT_LT(part.held_count(), whole.flow_count()) << "the rank holds every flow: nothing tested";
+  EXPECT_EQ(part.flow_count(), whole.flow_count());
   std::size_t held = 0;
   const std::vector<std::int32_t> owner = partition.entity_ranks(fabric.layout());
   const std::vector<topo::NodeId> inbound = net::Network::inbound_nodes(fabric, network);
@@ -75,7 +81,40 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
       ++held;
     }
   }
-  EXPECT_EQ(held, kept.held);
+  EXPECT_EQ(held, part.held_count());
+}
+
+TEST(FragmentMpi, TheRanksCheckTogetherThatADependencyConcernsASender) {
+  const core::Comm world = core::Comm::world();
+  const topo::Fabric fabric = fat_tree_64();
+  const core::Partition partition = topo::partition_fabric(fabric, world.size(), "topology");
+  // GPU 63 sends "late" after "early", which it has no flow in: "early"
+  // concerns only "late"'s other sender, GPU 0, which another rank owns.
+  // Builds, checks (a whole DAG here, its fragments then together) and
+  // returns whether it was a fragment.
+  auto check = [&](const std::vector<std::string>& after) {
+    work::Dag dag;
+    if (world.size() > 1) {
+      dag.set_fragment(rank_fragment(fabric, net::NetworkOptions{}, partition, world.rank()));
+    }
+    const std::vector<work::Flow> early{{0, 1, 1000}}, late{{0, 2, 1000}, {63, 62, 1000}};
+    dag.add_coflow("early", {}, 0, early, {});
+    dag.add_task("t1", 1, 10, {"early"});
+    dag.add_coflow("late", {}, 0, late, after);
+    dag.resolve();
+    dag.validate(64);
+    check_sender_dependencies(world, dag);
+    return !dag.whole();
+  };
+  EXPECT_EQ(check({"early"}), world.size() > 1);
+  // "t1" runs on GPU 1, which sends nothing in "late": every rank says so.
+  try {
+    check({"t1"});
+    ADD_FAILURE() << "no error on rank " << world.rank();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "coflow \"late\" depends on task \"t1\", which involves none of its sending GPUs");
+  }
 }
 
 TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
@@ -84,7 +123,7 @@ TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
   network.cell_size = 64 * 1024;
   network.check = true;
   const Fragment fragment(world, network);
-  const auto& [fabric, whole, part, partition, kept] = fragment;
+  const auto& [fabric, whole, part, partition] = fragment;
   if (world.size() > 1) {
     ASSERT_FALSE(part.whole());
   }
@@ -97,6 +136,11 @@ TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
                                           kTimeInfinity, core::EventOrder::kTime, recording);
   test::expect_same_results(a, b);
   EXPECT_EQ(b.events, a.events);
+  // Crux weighs every flow: the ranks' fragments give the whole DAG's keys.
+  sched::PolicyConfig crux;
+  crux.crux = true;
+  EXPECT_EQ(sched::coflow_keys(part, fabric, crux, &world),
+            sched::coflow_keys(whole, fabric, crux));
   if (world.rank() == 0) {
     EXPECT_EQ(b.results.bytes_delivered, whole.total_bytes());
   }

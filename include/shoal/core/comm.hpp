@@ -84,6 +84,8 @@ class Comm {
   void sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
   /// Element-wise sum on every rank.
   void sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
+  /// Element-wise bitwise or on every rank.
+  void or_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
   /// Element-wise minimum / maximum onto rank 0.
   void min_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const;
   void max_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const;

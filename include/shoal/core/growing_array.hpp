@@ -1,11 +1,11 @@
 // An array of trivially copyable values whose block is resized with
 // std::realloc rather than copied.
 //
-// A std::vector shrinks (shrink_to_fit) by copying into a smaller block, so for
-// a moment it holds both. For the DAG's flows, hundreds of megabytes at 8,192
-// GPUs, that moment would be a rank's peak. A large block (above glibc's mmap
-// threshold, at most 32 MiB) is remapped instead: shrinking returns its tail
-// pages, growing moves its pages, and neither copies.
+// A std::vector grows or shrinks by copying into a new block, so for a moment
+// it holds both. For the DAG's flows, hundreds of megabytes at 8,192 GPUs,
+// that moment would be a rank's peak. A large block (above glibc's mmap
+// threshold, at most 32 MiB) is remapped instead: growing moves its pages,
+// shrinking returns its tail pages, and neither copies.
 #pragma once
 
 #include <algorithm>
@@ -61,10 +61,6 @@ class GrowingArray {
     }
     resize_block(size_);
   }
-  /// Keeps its first `size` values (size at most its size).
-  void truncate(std::size_t size) {
-    if (size < size_) size_ = size;
-  }
   void append(std::span<const T> values) {
     if (size_ + values.size() > capacity_) reserve(std::max(size_ + values.size(), 2 * capacity_));
     if (!values.empty()) std::memcpy(data_ + size_, values.data(), values.size_bytes());
@@ -74,7 +70,6 @@ class GrowingArray {
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }
   bool empty() const { return size_ == 0; }
-  T& operator[](std::size_t i) { return data_[i]; }
   const T& operator[](std::size_t i) const { return data_[i]; }
   const T* data() const { return data_; }
   const T* begin() const { return data_; }

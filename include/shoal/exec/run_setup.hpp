@@ -40,6 +40,9 @@ struct RunSetup {
   std::string sweep_point;             // "SWEEP.toml:NAME" when a sweep runs the config
   std::uint64_t memory_limit = 0;      // [run] memory_limit: bytes per rank (0: the node's)
   int ranks_on_node = 1;               // set before reading: the memory guards multiply by it
+  // Set before reading: on a run of several ranks, the rank whose fragment of
+  // the flows the DAG keeps (exec/fragment.hpp); -1 keeps them all.
+  int fragment_rank = -1;
   // For /meta, so that `shoal rerun` can repeat the run from its output alone.
   std::string config_text;                                 // the config file as read
   std::string config_resolved;                             // the config as TOML, overrides applied

@@ -25,6 +25,7 @@
 #include <string_view>
 #include <vector>
 
+#include "shoal/core/comm.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/work/dag.hpp"
@@ -59,13 +60,16 @@ struct CoflowPriorities {
 };
 
 /// Keys of every coflow (dense ranks). An Error if crux cannot tell a GPU's job.
+/// Crux weighs every flow: a DAG that is a rank's fragment (work::Dag::owns)
+/// gives `comm`, its run's ranks, over which the call is collective.
 std::vector<std::uint32_t> coflow_keys(const work::Dag& dag, const topo::Fabric& fabric,
-                                       const PolicyConfig& config);
+                                       const PolicyConfig& config,
+                                       const core::Comm* comm = nullptr);
 
 /// From coflow_keys and the enforcement: NIC keys are the full key ranks (or
 /// the class, when only switches enforce); switch classes are the folded keys
 /// (or all 0, when only NICs enforce).
 CoflowPriorities coflow_priorities(const work::Dag& dag, const topo::Fabric& fabric,
-                                   const PolicyConfig& config);
+                                   const PolicyConfig& config, const core::Comm* comm = nullptr);
 
 }  // namespace shoal::sched

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "shoal/core/error.hpp"
 #include "shoal/core/growing_array.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag_ids.hpp"
@@ -86,7 +87,17 @@ struct Coflow {
   std::span<const NodeRef> after;
   std::uint32_t first_flow = 0;  // its flows are FlowIds first_flow .. first_flow + flow_count - 1
   std::uint32_t flow_count = 0;
-  Bytes bytes = 0;  // its flows' bytes, also where the DAG no longer holds them all
+  Bytes bytes = 0;  // its flows' bytes, also those a fragment does not hold
+};
+
+/// The flows a DAG keeps as it is built (Dag::set_fragment). `keep` is asked
+/// while coflows are added: what it refers to must outlive the building.
+struct FlowFragment {
+  std::function<bool(const Flow&)> keep;
+  /// By GPU: those whose every flow `keep` selects (the GPUs it owns).
+  std::vector<bool> owns;
+  /// The fabric's GPUs, which size a destination.
+  GpuId gpus = 0;
 };
 
 class Dag {
@@ -120,6 +131,8 @@ class Dag {
   /// Checks the rules above against a fabric of `gpu_count` GPUs: GPU ids in
   /// range, no flow to itself, no empty flow or coflow, local dependencies, no
   /// cycle. The first problem is an Error naming the node (and the flow or GPU).
+  /// A fragment checks the flows it holds and the rules of the GPUs it owns,
+  /// and leaves the coflows' dependencies to sender_dependencies.
   void validate(GpuId gpu_count) const;
 
   std::optional<NodeRef> find(std::string_view name) const;
@@ -127,11 +140,10 @@ class Dag {
   const std::vector<ComputeTask>& tasks() const { return tasks_; }
   const std::vector<Coflow>& coflows() const { return coflows_; }
 
-  /// Every flow, by FlowId, while the DAG holds them all (an internal Error
-  /// after keep_flows dropped some).
+  /// Every flow, by FlowId, in a whole DAG (an internal Error in a fragment).
   std::span<const Flow> all_flows() const;
-  /// The flows of `c` it holds, in order: all of them, FlowIds c.first_flow
-  /// on, until keep_flows dropped some (for_each_flow gives their ids).
+  /// The flows of `c` it holds, in order: in a whole DAG all of them, FlowIds
+  /// c.first_flow on (for_each_flow gives their ids).
   std::span<const Flow> flows_of(const Coflow& c) const {
     if (whole_) return std::span<const Flow>(flows_).subspan(c.first_flow, c.flow_count);
     const std::size_t first = slot(FlowId{c.first_flow});
@@ -151,7 +163,7 @@ class Dag {
   std::size_t flow_count() const { return flow_count_; }
   /// Flows its array holds before it grows (what the growth check watches).
   std::size_t flow_capacity() const { return flows_.capacity(); }
-  /// Whether the DAG holds every flow (keep_flows has not run).
+  /// Whether the DAG holds every flow (it is not a fragment).
   bool whole() const { return whole_; }
   /// Whether it holds `flow`.
   bool holds(FlowId flow) const {
@@ -173,15 +185,26 @@ class Dag {
     return dst_ + (std::size_t{flow} << dst_shift_);
   }
 
-  /// Drops the flows `keep` does not select (a rank keeps those it sends,
-  /// receives or counts: exec/fragment.hpp). Every flow's destination stays,
-  /// in 2 bytes while GPU ids fit 16 bits (else 4), and each coflow its bytes;
-  /// a held flow is found by a count of the held flows before it (a bit per
-  /// flow, 4 bytes per 64). Once done, the DAG is no longer validated nor grown.
-  void keep_flows(const std::function<bool(const Flow&)>& keep);
-  /// The bytes its flows would take holding `held` of them after keep_flows
-  /// (their flows, every destination, the bits and counts).
-  std::uint64_t fragment_bytes(std::size_t held) const;
+  /// Before the first coflow: the DAG keeps only the flows `fragment.keep`
+  /// selects as it is built (a rank keeps those it sends, receives or
+  /// counts: exec/fragment.hpp), and any flow the check would refuse. Every
+  /// flow's destination is kept, in 2 bytes while GPU ids fit 16 bits (else 4),
+  /// and each coflow its bytes; a held flow is found by a count of the held
+  /// flows before it (a bit per flow, 4 bytes per 64).
+  void set_fragment(FlowFragment fragment);
+  /// The flows it holds.
+  std::size_t held_count() const { return flows_.size(); }
+  /// Whether it holds every flow to or from `gpu` (every GPU of a whole DAG):
+  /// the GPUs whose locality rules it checks.
+  bool owns(GpuId gpu) const { return whole_ || (gpu < owns_.size() && owns_[gpu]); }
+
+  /// A fragment's share of the rule that each dependency of a coflow concerns
+  /// one of its senders, which validate() leaves to this pair: a bit per
+  /// dependency (coflows in order, each's in order), set where it concerns a
+  /// sender this DAG owns. With the bits of every rank's fragment OR'd
+  /// together, check_sender_dependencies throws for the first one unset.
+  std::vector<std::uint64_t> sender_dependencies() const;
+  void check_sender_dependencies(std::span<const std::uint64_t> concerned) const;
 
   /// The coflow whose flows hold `flow` (a binary search over the coflows).
   CoflowId coflow_of(FlowId flow) const;
@@ -207,8 +230,8 @@ class Dag {
 
   std::vector<ComputeTask> tasks_;
   std::vector<Coflow> coflows_;
-  // Every flow by FlowId, or after keep_flows the held ones in order: shrunk
-  // in place (core/growing_array.hpp), since a copy would be a rank's peak.
+  // Every flow by FlowId, or in a fragment the held ones in order; grown in
+  // place where the heap can (core/growing_array.hpp).
   core::GrowingArray<Flow> flows_;
   std::size_t flow_count_ = 0;
   Bytes total_bytes_ = 0;
@@ -216,8 +239,8 @@ class Dag {
   bool whole_ = true;
   // Every flow's destination, read as 4 bytes at dst_ + (flow << dst_shift_)
   // masked by dst_mask_, without a branch on whether the DAG is whole (a
-  // switch reads it at every hop): in the flows, 16 bytes apart, or after
-  // keep_flows in flow_dst_, 2 or 4 bytes apart (a spare element after the
+  // switch reads it at every hop): in the flows, 16 bytes apart, or in a
+  // fragment in flow_dst_, 2 or 4 bytes apart (a spare element after the
   // last). Then also a bit per flow held, and the held flows before each 64
   // (a word past the last flow, so that slot(flow_count()) is the held count).
   const std::byte* dst_ = nullptr;
@@ -227,8 +250,24 @@ class Dag {
   static_assert(std::endian::native == std::endian::little,
                 "a narrow destination is the low bytes");
   std::vector<std::byte> flow_dst_;
+  /// A whole DAG's destinations are in its flows, wherever their array is now.
+  void point_at_flows() {
+    dst_ = flows_.empty() ? nullptr : reinterpret_cast<const std::byte*>(&flows_.data()->dst);
+  }
   std::vector<std::uint64_t> held_bits_;
   std::vector<std::uint32_t> held_before_;
+  std::function<bool(const Flow&)> keep_;
+  std::vector<bool> owns_;
+  GpuId fragment_gpus_ = 0;
+  std::vector<Flow> kept_;  // a coflow's held flows, on their way in
+  /// Adds `flows` (a coflow's) to a fragment: those keep_ selects and those
+  /// the check would refuse are held, every destination and bit stored.
+  void add_fragment_flows(std::span<const Flow> flows);
+  /// Whether dependency `dep` of `c` concerns one of c's senders that it owns.
+  bool concerns_a_sender(const Coflow& c, NodeRef dep) const;
+  Error no_sender_error(NodeRef coflow, NodeRef dep) const;
+  /// Whether `c` has a flow it holds to or from `gpu`.
+  bool touches(const Coflow& c, GpuId gpu) const;
   /// The held flows before `flow` (its place among them if held).
   std::size_t slot(FlowId flow) const {
     const std::uint64_t below = held_bits_[flow >> 6] & ((std::uint64_t{1} << (flow & 63)) - 1);

@@ -12,7 +12,7 @@ namespace shoal::work {
 using topo::GpuId;
 using topo::kMaxGpuId;
 /// A flow, by its place among all the DAG's flows (Dag::all_flows); a coflow's flows
-/// are consecutive. A rank that holds only some (Dag::keep_flows) keeps the ids.
+/// are consecutive. A rank that holds only some (Dag::set_fragment) keeps the ids.
 using FlowId = core::DenseId<struct FlowTag>;
 /// A compute task, by its index in Dag::tasks().
 using TaskId = core::DenseId<struct TaskTag>;
