@@ -21,11 +21,13 @@ Recorder::Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core:
   for (const work::ComputeTask& t : dag.tasks())
     iterations_ = std::max(iterations_, t.labels.iteration + 1);
   gpu_iteration_wait_.assign(std::size_t{fabric.gpu_count()} * iterations_, 0);
-  if (options.flow_starts || options.flow_rows) {
+  if (options.flow_starts) {
     flow_start_.assign(dag.flow_count(), kTimeInfinity);
+  } else if (options.flow_rows) {
+    flow_start_.assign(dag.held_count(), kTimeInfinity);
   }
   if (options.flow_ends) flow_end_.assign(dag.flow_count(), -1);
-  if (options.flow_rows) flow_recorded_.assign(dag.flow_count(), 0);
+  if (options.flow_rows) flow_recorded_.assign(dag.held_count(), 0);
   if (options.compute_rows) task_recorded_.assign(dag.tasks().size(), 0);
 }
 
@@ -46,8 +48,11 @@ void Recorder::record_unfinished() {
     for (std::uint32_t c = 0; c < dag_.coflows().size(); ++c) {
       const work::Coflow& coflow = dag_.coflows()[c];
       dag_.for_each_flow(coflow, [&](work::FlowId f, const work::Flow& flow) {
-        if (flow_recorded_[f] != 0 || !sim_.owns(fabric_.gpu_node(flow.src))) return;
-        const Time start = flow_start_[f] == kTimeInfinity ? -1 : flow_start_[f];
+        if (flow_recorded_[dag_.held_index(f)] != 0 || !sim_.owns(fabric_.gpu_node(flow.src))) {
+          return;
+        }
+        const Time at = flow_start_[start_slot(f)];
+        const Time start = at == kTimeInfinity ? -1 : at;
         flow_records_.push_back({f, c, flow.src, flow.dst, flow.bytes, start, -1});
       });
     }
@@ -140,17 +145,20 @@ std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::D
   // Kept, and gathered.
   std::uint64_t per_flow = 2 * sizeof(Time) * (int{options.flow_starts} + int{options.flow_ends});
   std::uint64_t per_task = 2 * sizeof(Time) + 16;  // with the tracker's share
+  std::uint64_t rows = 0;
   if (options.flow_rows) {
-    // Rows wait for the flush (on one rank, until the end) and HDF5 converts
-    // and compresses them in buffers of its own: measured on the 1,024-GPU
-    // Qwen job at one rank, 471 MB for 1.5 M flows (docs/reliability.md).
-    per_flow += 320;
+    // Rows are written by the flows' senders. They wait for the flush (on
+    // one rank, until the end) and HDF5 converts and compresses them in
+    // buffers of its own: measured on the 1,024-GPU Qwen job at one rank,
+    // 471 MB for 1.5 M flows (docs/reliability.md). Each held flow also has
+    // its start and a mark.
+    rows = flows_sent * 320 + dag.held_count() * (options.flow_starts ? 1 : sizeof(Time) + 1);
   }
   if (options.compute_rows) per_task += 160;
   // A sender group holds at least one of the flows the rank sends.
   const std::uint64_t group_starts = options.group_starts ? flows_sent * sizeof(Time) : 0;
   const std::uint64_t per_coflow = 2 * 2 * sizeof(Time) + 2 * sizeof(std::uint64_t);
-  return group_starts + dag.flow_count() * per_flow + dag.coflows().size() * per_coflow +
+  return group_starts + rows + dag.flow_count() * per_flow + dag.coflows().size() * per_coflow +
          dag.tasks().size() * per_task + std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);
 }
 

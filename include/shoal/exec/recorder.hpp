@@ -55,7 +55,7 @@ class Recorder {
 
   /// A flow of `coflow` starts at its sender.
   void flow_started(work::FlowId flow, work::CoflowId coflow, Time now) {
-    if (!flow_start_.empty()) flow_start_[flow] = now;
+    if (!flow_start_.empty()) flow_start_[start_slot(flow)] = now;
     coflow_start_[coflow] = std::min(coflow_start_[coflow], now);
   }
   /// The flow's last byte reached its receiver.
@@ -74,8 +74,9 @@ class Recorder {
   void flow_acknowledged(work::FlowId flow, work::CoflowId coflow, Time received_at) {
     if (!options_.flow_rows) return;
     const work::Flow& f = dag_.flow(flow);
-    flow_records_.push_back({flow, coflow, f.src, f.dst, f.bytes, flow_start_[flow], received_at});
-    flow_recorded_[flow] = 1;
+    flow_records_.push_back(
+        {flow, coflow, f.src, f.dst, f.bytes, flow_start_[start_slot(flow)], received_at});
+    flow_recorded_[dag_.held_index(flow)] = 1;
   }
   /// This rank has `count` sender groups (from its executor, before the run).
   void count_groups(std::size_t count) {
@@ -107,8 +108,8 @@ class Recorder {
   RunResults results(const core::Comm& comm, net::Network& network) const;
 
   /// This rank's own records, without gathering them (a one-rank run's are
-  /// its results): when each flow (where flow starts are kept) and each task
-  /// started, kTimeInfinity where it did not start here.
+  /// its results): when each flow (where flow starts are kept, by FlowId)
+  /// and each task started, kTimeInfinity where it did not start here.
   std::span<const Time> flow_starts() const { return flow_start_; }
   std::span<const Time> task_starts() const { return task_start_; }
   /// By sender group, where group starts are kept.
@@ -126,8 +127,14 @@ class Recorder {
   const core::Simulator& sim_;
   RecorderOptions options_;
   std::uint32_t iterations_ = 1;  // iteration labels of the tasks: 0..iterations_-1
-  // By flow; flow_start_ also for flow rows, each empty when not kept.
+  // By flow, each empty when not kept. Kept only for flow rows, flow_start_
+  // holds the flows the DAG holds (a row is written at the flow's sender,
+  // which holds it), as does flow_recorded_ always: a rank's share, not the
+  // whole DAG's.
   std::vector<Time> flow_start_, flow_end_;
+  std::size_t start_slot(work::FlowId flow) const {
+    return options_.flow_starts ? std::size_t{flow} : dag_.held_index(flow);
+  }
   // By coflow, over the flows whose sender (start) or receiver (end) is here.
   std::vector<Time> coflow_start_, coflow_end_;
   std::vector<std::uint64_t> coflow_flows_ended_;

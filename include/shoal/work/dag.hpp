@@ -194,6 +194,12 @@ class Dag {
   void set_fragment(FlowFragment fragment);
   /// The flows it holds.
   std::size_t held_count() const { return flows_.size(); }
+  /// A flow's place among those it holds (its FlowId in a whole DAG): for
+  /// arrays a rank keeps only for its own flows.
+  std::size_t held_index(FlowId flow) const {
+    assert(holds(flow));
+    return whole_ ? std::size_t{flow} : slot(flow);
+  }
   /// Whether it holds every flow to or from `gpu` (every GPU of a whole DAG):
   /// the GPUs whose locality rules it checks.
   bool owns(GpuId gpu) const { return whole_ || (gpu < owns_.size() && owns_[gpu]); }
