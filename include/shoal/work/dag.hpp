@@ -170,10 +170,7 @@ class Dag {
     return whole_ || (held_bits_[flow >> 6] >> (flow & 63) & 1) != 0;
   }
   /// A flow it holds.
-  const Flow& flow(FlowId flow) const {
-    assert(holds(flow));
-    return flows_[whole_ ? std::size_t{flow} : slot(flow)];
-  }
+  const Flow& flow(FlowId flow) const { return flows_[held_index(flow)]; }
   /// Any flow's destination, held or not: what a switch routes a cell by.
   GpuId flow_dst(FlowId flow) const {
     std::uint32_t dst = 0;
