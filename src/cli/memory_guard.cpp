@@ -106,10 +106,19 @@ void check_scratch(const RunSetup& setup, bool record, const std::string& scratc
 }  // namespace
 
 exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
-  // The reports and the output file need coflows only.
+  // The reports and the output file need coflows, tasks per job and
+  // iteration, and the tasks that milestones name.
   exec::RecorderOptions recording = exec::RecorderOptions::coflows_only();
   recording.compute_rows = record;
   recording.flow_rows = record && setup.output_flows;
+  for (const exec::Milestone& m : setup.milestones) {
+    const auto dot = m.at.rfind('.');
+    if (dot == std::string::npos) continue;  // phase-end, last-byte
+    const auto node = setup.dag.find(std::string_view(m.at).substr(0, dot));
+    if (node && node->kind == work::NodeRef::Kind::kTask) {
+      recording.watched_tasks.push_back(work::TaskId{node->index});
+    }
+  }
   return recording;
 }
 
@@ -223,7 +232,7 @@ work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup
     const std::uint64_t resident = resident_bytes();
     const std::uint64_t taken = resident > start ? resident - start : 0;
     const std::string what = "memory: building the workload took " + gib(taken) + " per rank by " +
-                             std::to_string(dag.tasks().size()) + " tasks, " +
+                             std::to_string(dag.task_count()) + " tasks, " +
                              std::to_string(dag.coflows().size()) + " coflows and " +
                              std::to_string(dag.flow_count()) + " flows, and it is not done";
     const std::string growth =
@@ -236,8 +245,9 @@ work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup
     const std::uint64_t need = (taken + growing) * static_cast<std::uint64_t>(ranks_on_node);
     if (available != kUnknown && need > available) {
       throw Error(what + growth + "; the " + std::to_string(ranks_on_node) + " rank" +
-                  (ranks_on_node == 1 ? "" : "s") + " on this node (each holds every task) " +
-                  "need more than the " + gib(available) +
+                  (ranks_on_node == 1 ? "" : "s") +
+                  " on this node (each builds its share of the workload) " + "need more than the " +
+                  gib(available) +
                   " it had available: run fewer ranks per node, on a node with more memory, or a "
                   "smaller workload");
     }

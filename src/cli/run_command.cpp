@@ -41,7 +41,7 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
             const std::string& output) {
   const work::Dag& dag = setup.dag;
   fmt::print("run: {} GPUs ({}), {} coflows, {} flows, {} tasks\n", setup.fabric->gpu_count(),
-             setup.fabric->kind(), dag.coflows().size(), dag.flow_count(), dag.tasks().size());
+             setup.fabric->kind(), dag.coflows().size(), dag.flow_count(), dag.task_count());
   const double hops_per_rank_second =
       s.wall_seconds > 0 ? static_cast<double>(r.cell_hops) / s.wall_seconds / s.ranks : 0;
   fmt::print(

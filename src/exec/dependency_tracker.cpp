@@ -17,7 +17,7 @@ using work::TaskId;
 
 DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<bool(GpuId)>& owns)
     : dag_(dag), task_count_(static_cast<std::uint32_t>(dag.tasks().size())) {
-  const auto& tasks = dag.tasks();
+  const auto& tasks = dag.tasks();  // those it holds: a fragment's are its own GPUs'
   const auto& coflows = dag.coflows();
   task_waiting_.assign(tasks.size(), 0);
   task_owned_.assign(tasks.size(), false);
@@ -47,9 +47,10 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
   // Where dependency `dep` is done for a waiter at GPU g (every rule is local to g).
   auto site_of = [&](NodeRef dep, GpuId g) {
     if (dep.kind == NodeRef::Kind::kTask) {
-      if (tasks[dep.index].gpu != g) {
+      if (dag.task_gpu(TaskId{dep.index}) != g) {
         throw Error("internal: a dependency on a task of GPU " +
-                    std::to_string(tasks[dep.index].gpu) + " at GPU " + std::to_string(g));
+                    std::to_string(dag.task_gpu(TaskId{dep.index})) + " at GPU " +
+                    std::to_string(g));
       }
       return task_site(TaskId{dep.index});
     }
@@ -94,7 +95,7 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
       for (const NodeRef dep : coflow.after) {
         // A coflow concerns the sender where it has a site (a flow to or from it).
         const bool concerns = dep.kind == NodeRef::Kind::kTask
-                                  ? tasks[dep.index].gpu == gpu
+                                  ? dag.task_gpu(TaskId{dep.index}) == gpu
                                   : slot_of(work::CoflowId{dep.index}, gpu) != kNoSlot;
         if (!concerns) continue;
         added.push_back({site_of(dep, gpu), {false, g}});
@@ -123,7 +124,7 @@ std::uint32_t DependencyTracker::slot_of(work::CoflowId coflow, GpuId g) const {
 
 void DependencyTracker::initial(Ready& out) const {
   for (std::uint32_t t = 0; t < dag_.tasks().size(); ++t) {
-    if (task_owned_[t] && task_waiting_[t] == 0) out.tasks.push_back(TaskId{t});
+    if (task_owned_[t] && task_waiting_[t] == 0) out.tasks.push_back(dag_.held_task_id(t));
   }
   for (std::uint32_t g = 0; g < groups_.size(); ++g) {
     if (group_waiting_[g] == 0) out.groups.push_back(SenderGroupId{g});
@@ -132,7 +133,7 @@ void DependencyTracker::initial(Ready& out) const {
 
 void DependencyTracker::release(const Waiter& w, Ready& out) {
   if (w.is_task) {
-    if (--task_waiting_[w.index] == 0) out.tasks.push_back(TaskId{w.index});
+    if (--task_waiting_[w.index] == 0) out.tasks.push_back(dag_.held_task_id(w.index));
   } else {
     if (--group_waiting_[w.index] == 0) out.groups.push_back(SenderGroupId{w.index});
   }

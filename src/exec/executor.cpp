@@ -50,7 +50,7 @@ void Executor::start_ready(core::Simulator& sim, net::Network& network, bool by_
   starting_groups_.assign(ready_.groups.begin(), ready_.groups.end());
   ready_.clear();
   for (const TaskId t : starting_tasks_) {
-    const work::ComputeTask& task = dag_.tasks()[t];
+    const work::ComputeTask& task = dag_.task(t);
     Gpu& gpu = gpus_[task.gpu];
     if (by_comm && !gpu.computing && gpu.ready.empty()) {
       recorder_.gpu_waited(task.gpu, task.labels.iteration, sim.now() - gpu.idle_since);
@@ -78,7 +78,7 @@ void Executor::start_compute(GpuId g, core::Simulator& sim) {
   gpu.ready.pop();
   gpu.computing = true;
   recorder_.task_started(t, sim.now());
-  Time duration = dag_.tasks()[t].duration;
+  Time duration = dag_.task(t).duration;
   if (sim.now() >= straggle_at_[g]) {
     duration = static_cast<Time>(std::llround(static_cast<double>(duration) * straggle_factor_[g]));
   }
@@ -114,7 +114,7 @@ void Executor::handle(const core::Event& ev, core::Simulator& sim, net::Network&
   switch (static_cast<ExecEvent>(EventTag::kind_of(ev.tag))) {
     case ExecEvent::kComputeDone: {
       const TaskId task{static_cast<std::uint32_t>(ev.payload)};
-      const GpuId g = dag_.tasks()[task].gpu;
+      const GpuId g = dag_.task(task).gpu;
       recorder_.task_ended(task, sim.now());
       gpus_[g].computing = false;
       tracker_.task_done(task, ready_);

@@ -37,10 +37,8 @@ void Model::check_outcome(const work::Dag& dag, const RunResults& r, Time end_ti
   }
   // Flows and tasks end at most once (checked as they end); without an end
   // time every task must have ended.
-  const auto task =
-      std::find_if(r.task_end.begin(), r.task_end.end(), [](Time t) { return t < 0; });
-  if (end_time == kTimeInfinity && task != r.task_end.end()) {
-    throw Error("invariant violated: task " + std::to_string(task - r.task_end.begin()) +
+  if (end_time == kTimeInfinity && r.first_unfinished_task >= 0) {
+    throw Error("invariant violated: task " + std::to_string(r.first_unfinished_task) +
                 " never ran, yet every flow finished and no end time was set");
   }
   if (complete && r.bytes_delivered != dag.total_bytes()) {

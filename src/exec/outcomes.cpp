@@ -1,6 +1,9 @@
 #include "shoal/exec/outcomes.hpp"
 
 #include <algorithm>
+#include <string>
+
+#include "shoal/core/error.hpp"
 
 namespace shoal::exec {
 
@@ -19,12 +22,13 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
   const std::uint32_t n = job.parallel.iterations;
   IterationTimes t{std::vector<Time>(n, kTimeInfinity), std::vector<Time>(n, 0)};
   std::vector<bool> unfinished(n, false);
-  for (std::size_t i = 0; i < dag.tasks().size(); ++i) {
-    const work::TaskLabels& l = dag.tasks()[i].labels;
-    if (l.kind == work::TaskKind::kOther || l.job != job.id) continue;
-    t.start[l.iteration] = std::min(t.start[l.iteration], r.task_start[i]);
-    t.end[l.iteration] = std::max(t.end[l.iteration], r.task_end[i]);
-    if (r.task_end[i] < 0) unfinished[l.iteration] = true;
+  // The recorder summed the tasks per job and iteration.
+  const std::size_t first = std::size_t{job.id} * r.task_iterations;
+  for (std::uint32_t i = 0; i < std::min(n, r.task_iterations); ++i) {
+    if (first + i >= r.job_iteration_start.size()) break;
+    t.start[i] = std::min(t.start[i], r.job_iteration_start[first + i]);
+    t.end[i] = std::max(t.end[i], r.job_iteration_end[first + i]);
+    if (r.job_iteration_unfinished[first + i] != 0) unfinished[i] = true;
   }
   for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
     const work::CoflowLabels& l = dag.coflows()[c].labels;
@@ -45,11 +49,7 @@ Time last_byte(const RunResults& r) {
   return end;
 }
 
-Time phase_end(const RunResults& r) {
-  Time end = std::max<Time>(0, last_byte(r));
-  for (const Time t : r.task_end) end = std::max(end, t);
-  return end;
-}
+Time phase_end(const RunResults& r) { return std::max({Time{0}, last_byte(r), r.last_task_end}); }
 
 std::uint64_t unfinished_flows(const work::Dag& dag, const RunResults& r) {
   std::uint64_t left = 0;
@@ -65,8 +65,17 @@ Time milestone_time(const work::Dag& dag, const RunResults& r, const std::string
   const bool start = at.substr(dot + 1) == "start";
   const work::NodeRef node = *dag.find(at.substr(0, dot));
   if (node.kind == work::NodeRef::Kind::kTask) {
-    return start ? (r.task_start[node.index] == kTimeInfinity ? -1 : r.task_start[node.index])
-                 : r.task_end[node.index];
+    // Watched where the run kept no task's times (RecorderOptions::watched_tasks).
+    const auto it = std::find(r.watched_tasks.begin(), r.watched_tasks.end(), node.index);
+    const bool watched = it != r.watched_tasks.end();
+    if (!watched && r.task_start.empty()) {
+      throw Error("internal: a milestone on task " + std::string(dag.name(node)) +
+                  ", which the run did not watch");
+    }
+    const std::size_t i = watched ? static_cast<std::size_t>(it - r.watched_tasks.begin()) : 0;
+    const Time begun = watched ? r.watched_start[i] : r.task_start[node.index];
+    const Time ended = watched ? r.watched_end[i] : r.task_end[node.index];
+    return start ? (begun == kTimeInfinity ? -1 : begun) : ended;
   }
   const CoflowOutcome o = coflow_outcome(dag, r, work::CoflowId{node.index});
   if (start) return o.started() ? o.start : -1;

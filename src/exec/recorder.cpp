@@ -18,8 +18,7 @@ Recorder::Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core:
       task_end_(dag.tasks().size(), -1),
       gpu_busy_(fabric.gpu_count(), 0),
       gpu_comm_wait_(fabric.gpu_count(), 0) {
-  for (const work::ComputeTask& t : dag.tasks())
-    iterations_ = std::max(iterations_, t.labels.iteration + 1);
+  iterations_ = std::max(iterations_, dag.task_iterations());
   gpu_iteration_wait_.assign(std::size_t{fabric.gpu_count()} * iterations_, 0);
   if (options.flow_starts) {
     flow_start_.assign(dag.flow_count(), kTimeInfinity);
@@ -32,15 +31,16 @@ Recorder::Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core:
 }
 
 void Recorder::task_ended(work::TaskId task, Time now) {
-  if (task_end_[task] >= 0) [[unlikely]]
+  const std::size_t slot = dag_.task_slot(task);
+  if (task_end_[slot] >= 0) [[unlikely]]
     invariant_violated(now, "task " + std::to_string(task) + " ended twice");
-  task_end_[task] = now;
+  task_end_[slot] = now;
   if (!options_.compute_rows) return;
-  const work::ComputeTask& t = dag_.tasks()[task];
+  const work::ComputeTask& t = dag_.tasks()[slot];
   const work::TaskLabels& l = t.labels;
   compute_records_.push_back({task, t.gpu, l.job, l.iteration, l.micro_batch, l.layer,
-                              static_cast<std::uint8_t>(l.kind), task_start_[task], now});
-  task_recorded_[task] = 1;
+                              static_cast<std::uint8_t>(l.kind), task_start_[slot], now});
+  task_recorded_[slot] = 1;
 }
 
 void Recorder::record_unfinished() {
@@ -58,13 +58,13 @@ void Recorder::record_unfinished() {
     }
   }
   if (!options_.compute_rows) return;
-  for (std::uint32_t t = 0; t < dag_.tasks().size(); ++t) {
+  for (std::size_t t = 0; t < dag_.tasks().size(); ++t) {
     const work::ComputeTask& task = dag_.tasks()[t];
     if (task_recorded_[t] != 0 || !sim_.owns(fabric_.gpu_node(task.gpu))) continue;
     const work::TaskLabels& l = task.labels;
     const Time start = task_start_[t] == kTimeInfinity ? -1 : task_start_[t];
-    compute_records_.push_back({t, task.gpu, l.job, l.iteration, l.micro_batch, l.layer,
-                                static_cast<std::uint8_t>(l.kind), start, -1});
+    compute_records_.push_back({dag_.held_task_id(t), task.gpu, l.job, l.iteration, l.micro_batch,
+                                l.layer, static_cast<std::uint8_t>(l.kind), start, -1});
   }
 }
 
@@ -84,8 +84,7 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
   gather(coflow_end_, false, r.coflow_end);
   r.coflow_flows_ended.assign(comm.rank() == 0 ? coflow_flows_ended_.size() : 0, 0);
   comm.sum_to_root(coflow_flows_ended_, r.coflow_flows_ended);
-  gather(task_start_, true, r.task_start);
-  gather(task_end_, false, r.task_end);
+  task_results(comm, r);
   // Each GPU's figures are non-zero on its rank only.
   gather(gpu_busy_, false, r.gpu_busy);
   gather(gpu_comm_wait_, false, r.gpu_comm_wait);
@@ -138,6 +137,66 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
     r.link_util_bins = rows;
   }
   return r;
+}
+
+void Recorder::task_results(const core::Comm& comm, RunResults& r) const {
+  // Each task is counted by the rank whose GPU runs it (a fragment holds
+  // little else); the others add nothing to a minimum or maximum.
+  const std::uint32_t iterations = dag_.task_iterations();
+  const std::size_t cells = std::size_t{dag_.training_jobs()} * iterations;
+  std::vector<Time> start(cells, kTimeInfinity), end(cells, -1), unfinished(cells, 0);
+  std::vector<Time> last{-1}, first_unfinished{-static_cast<Time>(dag_.task_count())};
+  for (std::size_t t = 0; t < dag_.tasks().size(); ++t) {
+    if (!sim_.owns(fabric_.gpu_node(dag_.tasks()[t].gpu))) continue;
+    const work::TaskLabels& l = dag_.tasks()[t].labels;
+    last[0] = std::max(last[0], task_end_[t]);
+    // The largest of the negated ids is the lowest id.
+    if (task_end_[t] < 0) {
+      first_unfinished[0] = std::max(first_unfinished[0], -static_cast<Time>(dag_.held_task_id(t)));
+    }
+    if (l.kind == work::TaskKind::kOther) continue;
+    const std::size_t cell = std::size_t{l.job} * iterations + l.iteration;
+    start[cell] = std::min(start[cell], task_start_[t]);
+    end[cell] = std::max(end[cell], task_end_[t]);
+    if (task_end_[t] < 0) unfinished[cell] = 1;
+  }
+  auto to_root = [&](const std::vector<Time>& mine, bool earliest, std::vector<Time>& out) {
+    out.assign(comm.rank() == 0 ? mine.size() : 0, 0);
+    if (earliest) {
+      comm.min_to_root(mine, out);
+    } else {
+      comm.max_to_root(mine, out);
+    }
+  };
+  to_root(start, true, r.job_iteration_start);
+  to_root(end, false, r.job_iteration_end);
+  to_root(unfinished, false, r.job_iteration_unfinished);
+  r.task_iterations = iterations;
+  std::vector<Time> reduced;
+  to_root(last, false, reduced);
+  if (comm.rank() == 0) r.last_task_end = reduced[0];
+  to_root(first_unfinished, false, reduced);
+  if (comm.rank() == 0 && dag_.task_count() > 0 &&
+      reduced[0] > -static_cast<Time>(dag_.task_count())) {
+    r.first_unfinished_task = -reduced[0];
+  }
+  // The tasks watched, and with task_times every task, by TaskId.
+  auto by_id = [&](std::span<const work::TaskId> ids, const std::vector<Time>& held, Time none) {
+    std::vector<Time> v(ids.size(), none);
+    for (std::size_t i = 0; i < ids.size(); ++i) {
+      if (dag_.holds_task(ids[i])) v[i] = held[dag_.task_slot(ids[i])];
+    }
+    return v;
+  };
+  const std::vector<work::TaskId>& watched = options_.watched_tasks;
+  to_root(by_id(watched, task_start_, kTimeInfinity), true, r.watched_start);
+  to_root(by_id(watched, task_end_, -1), false, r.watched_end);
+  if (comm.rank() == 0) r.watched_tasks.assign(watched.begin(), watched.end());
+  if (!options_.task_times) return;
+  std::vector<work::TaskId> every(dag_.task_count());
+  for (std::uint32_t t = 0; t < every.size(); ++t) every[t] = work::TaskId{t};
+  to_root(by_id(every, task_start_, kTimeInfinity), true, r.task_start);
+  to_root(by_id(every, task_end_, -1), false, r.task_end);
 }
 
 std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,

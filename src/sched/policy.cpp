@@ -102,10 +102,27 @@ std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
     }
   }
   if (!conflict.empty()) throw Error(conflict);
+  // Each job's compute in whole picoseconds, over the tasks this DAG holds
+  // (a fragment's are its own GPUs'), then summed over the ranks: the same
+  // integer at any rank count.
+  std::map<std::uint32_t, std::uint64_t> compute;
+  for (const auto& [job, load] : jobs) compute[job] = 0;
   for (const work::ComputeTask& t : dag.tasks()) {
-    if (job_of[t.gpu] == 0) continue;  // a GPU without flows: no job to charge
-    jobs[static_cast<std::uint32_t>(job_of[t.gpu] - 1)].compute += static_cast<double>(t.duration);
+    if (t.gpu >= gpus || job_of[t.gpu] == 0) continue;  // a GPU without flows: no job to charge
+    const auto job = static_cast<std::uint32_t>(job_of[t.gpu] - 1);
+    if (auto it = compute.find(job); it != compute.end()) {
+      it->second += static_cast<std::uint64_t>(t.duration);
+    }
   }
+  std::vector<std::uint64_t> by_job;
+  for (const auto& [job, ps] : compute) by_job.push_back(ps);
+  if (!dag.whole()) {
+    std::vector<std::uint64_t> all(by_job.size());
+    comm->sum_all(by_job, all);
+    by_job = std::move(all);
+  }
+  std::size_t j = 0;
+  for (auto& [job, load] : jobs) load.compute = static_cast<double>(by_job[j++]);
   std::map<std::uint32_t, double> transfer_ps;  // per job: the largest per-GPU transfer time
   std::map<std::uint32_t, std::uint32_t> job_gpus;
   for (work::GpuId g = 0; g < gpus; ++g) {

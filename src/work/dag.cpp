@@ -57,15 +57,54 @@ void check_gpu_id(const std::string& node, GpuId gpu) {
 NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after,
                       const TaskLabels& labels) {
   check_gpu_id("task \"" + name + "\"", gpu);
-  make_room(tasks_, 1);
-  const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(tasks_.size())};
+  const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(task_count())};
+  if (task_count() >= UINT32_MAX) throw Error("internal: more than 2^32 tasks");
   add_name(name, node);
-  tasks_.push_back({store_name(name), gpu, duration, {}, labels});
-  if (!resolve_now(after, tasks_.back().after)) {
+  task_iterations_ = std::max(task_iterations_, labels.iteration + 1);
+  if (labels.kind != TaskKind::kOther) training_jobs_ = std::max(training_jobs_, labels.job + 1);
+  task_gpus_used_ = std::max(task_gpus_used_, gpu + 1);
+  // A task on another rank's GPU keeps its name and GPU (and, for the check
+  // for cycles, its dependencies); one the check refuses is held everywhere.
+  const bool held = owns(gpu) || gpu >= fragment_gpus_;
+  std::span<const NodeRef>* after_refs = nullptr;
+  if (held) {
+    make_room(tasks_, 1);
+    tasks_.push_back({store_name(name), gpu, duration, {}, labels});
+    after_refs = &tasks_.back().after;
+    if (!whole_) held_task_ids_.push_back(node.index);
+  } else {
+    make_room(foreign_tasks_, 1);
+    foreign_tasks_.push_back({store_name(name), gpu});
+    foreign_after_.emplace_back();
+    after_refs = &foreign_after_.back();
+  }
+  if (!whole_) held_tasks_.add(held);
+  if (collect_refs(after) == nullptr) {
+    *after_refs = held ? store_after(resolving_) : foreign_refs_.copy(resolving_);
+  } else {
     task_after_names_.emplace_back(node.index, std::move(after));
   }
   grew();
   return node;
+}
+
+std::span<const NodeRef>& Dag::task_after(std::uint32_t t) {
+  if (holds_task(TaskId{t})) return tasks_[task_slot(TaskId{t})].after;
+  return foreign_after_[t - held_tasks_.slot(t)];
+}
+
+std::span<const NodeRef> Dag::task_after(std::uint32_t t) const {
+  if (holds_task(TaskId{t})) return tasks_[task_slot(TaskId{t})].after;
+  if (foreign_dropped_)
+    throw Error("internal: a foreign task's dependencies asked after they were dropped");
+  return foreign_after_[t - held_tasks_.slot(t)];
+}
+
+void Dag::drop_foreign_dependencies() {
+  if (whole_) return;
+  std::vector<std::span<const NodeRef>>().swap(foreign_after_);
+  foreign_refs_ = StableArena<NodeRef>();
+  foreign_dropped_ = true;
 }
 
 NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
@@ -102,7 +141,9 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
 }
 
 void Dag::set_fragment(FlowFragment fragment) {
-  if (!whole_ || !coflows_.empty()) throw Error("internal: a fragment set after its first coflow");
+  if (!whole_ || !coflows_.empty() || !tasks_.empty()) {
+    throw Error("internal: a fragment set after its first node");
+  }
   keep_ = std::move(fragment.keep);
   owns_ = std::move(fragment.owns);
   fragment_gpus_ = fragment.gpus;
@@ -111,8 +152,8 @@ void Dag::set_fragment(FlowFragment fragment) {
   dst_mask_ = narrow ? UINT16_MAX : UINT32_MAX;
   flow_dst_.assign(std::size_t{1} << dst_shift_, std::byte{0});  // a spare: each read takes 4 bytes
   dst_ = flow_dst_.data();
-  held_bits_.assign(1, 0);
-  held_before_.assign(1, 0);
+  held_flows_.clear();
+  held_tasks_.clear();
   whole_ = false;
 }
 
@@ -127,16 +168,10 @@ void Dag::add_fragment_flows(std::span<const Flow> flows) {
     // A flow the check refuses is held everywhere, so that every rank names it.
     const bool refused =
         f.src >= fragment_gpus_ || f.dst >= fragment_gpus_ || f.src == f.dst || f.bytes <= 0;
-    if (refused || keep_(f)) {
-      held_bits_.back() |= std::uint64_t{1} << (id % 64);
-      kept_.push_back(f);
-    }
-    if (flow_count_ % 64 == 0) {
-      held_bits_.push_back(0);
-      held_before_.push_back(static_cast<std::uint32_t>(flows_.size() + kept_.size()));
-    }
+    const bool held = refused || keep_(f);
+    if (held) kept_.push_back(f);
+    held_flows_.add(held);
   }
-  if (flows_.size() + kept_.size() > UINT32_MAX) throw Error("internal: more than 2^32 flows held");
   make_room(flows_, kept_.size());
   flows_.append(kept_);
   dst_ = flow_dst_.data();
@@ -147,7 +182,9 @@ std::optional<NodeRef> Dag::find(std::string_view name) const {
 }
 
 std::string_view Dag::name(NodeRef node) const {
-  return node.kind == NodeRef::Kind::kTask ? tasks_[node.index].name : coflows_[node.index].name;
+  if (node.kind == NodeRef::Kind::kCoflow) return coflows_[node.index].name;
+  if (holds_task(TaskId{node.index})) return tasks_[task_slot(TaskId{node.index})].name;
+  return foreign_tasks_[node.index - held_tasks_.slot(node.index)].name;
 }
 
 std::string Dag::describe(NodeRef node) const {
@@ -182,7 +219,12 @@ void Dag::resolve() {
   };
   // Only the nodes that named a node not yet added still hold their names.
   for (const auto& [task, names] : task_after_names_) {
-    tasks_[task].after = resolve_list({NodeRef::Kind::kTask, task}, names);
+    const NodeRef node{NodeRef::Kind::kTask, task};
+    if (const std::string* missing = collect_refs(names)) {
+      throw Error(describe(node) + ": 'after' names \"" + *missing + "\", which does not exist");
+    }
+    task_after(task) =
+        holds_task(TaskId{task}) ? store_after(resolving_) : foreign_refs_.copy(resolving_);
   }
   for (const auto& [coflow, names] : coflow_after_names_) {
     coflows_[coflow].after = resolve_list({NodeRef::Kind::kCoflow, coflow}, names);
@@ -202,11 +244,7 @@ CoflowId Dag::coflow_of(FlowId flow) const {
   return CoflowId{static_cast<std::uint32_t>(it - coflows_.begin() - 1)};
 }
 
-GpuId Dag::gpus_used() const {
-  GpuId used = flow_gpus_used_;
-  for (const auto& t : tasks_) used = std::max(used, t.gpu + 1);
-  return used;
-}
+GpuId Dag::gpus_used() const { return std::max(flow_gpus_used_, task_gpus_used_); }
 
 Bytes Dag::total_bytes() const { return total_bytes_; }
 
@@ -225,7 +263,7 @@ bool Dag::touches(const Coflow& c, GpuId gpu) const {
 bool Dag::concerns_a_sender(const Coflow& c, NodeRef dep) const {
   for (const Flow& f : flows_of(c)) {
     if (!owns(f.src)) continue;  // another rank's sender: its fragment answers
-    if (dep.kind == NodeRef::Kind::kTask ? tasks_[dep.index].gpu == f.src
+    if (dep.kind == NodeRef::Kind::kTask ? task_gpu(TaskId{dep.index}) == f.src
                                          : touches(coflows_[dep.index], f.src)) {
       return true;
     }
@@ -272,16 +310,18 @@ void Dag::validate(GpuId gpu_count) const {
     return Error(describe(node) + ": " + what + " GPU " + std::to_string(gpu) +
                  " is outside the fabric (" + fabric + ")");
   };
-  for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
+  if (foreign_dropped_) throw Error("internal: Dag::validate after its foreign tasks were dropped");
+  // A fragment checks the tasks it holds: those of the GPUs it owns.
+  for (std::size_t i = 0; i < tasks_.size(); ++i) {
     const ComputeTask& t = tasks_[i];
-    const NodeRef node{NodeRef::Kind::kTask, i};
+    const NodeRef node{NodeRef::Kind::kTask, held_task_id(i)};
     if (t.gpu >= gpu_count) throw gpu_error(node, "its", t.gpu);
     if (t.duration < 0) throw Error(describe(node) + ": negative duration");
     for (const NodeRef dep : t.after) {
       if (dep == node) throw Error(describe(node) + " depends on itself");
-      if (dep.kind == NodeRef::Kind::kTask && tasks_[dep.index].gpu != t.gpu) {
+      if (dep.kind == NodeRef::Kind::kTask && task_gpu(TaskId{dep.index}) != t.gpu) {
         throw Error(describe(node) + " on GPU " + std::to_string(t.gpu) + " depends on " +
-                    describe(dep) + " on GPU " + std::to_string(tasks_[dep.index].gpu) +
+                    describe(dep) + " on GPU " + std::to_string(task_gpu(TaskId{dep.index})) +
                     "; a dependency between GPUs needs a coflow");
       }
       // A fragment holds every flow to or from the GPUs it owns.
@@ -315,14 +355,16 @@ void Dag::validate(GpuId gpu_count) const {
   // one. The dependents are one flat array by node, counted and then filled (a
   // vector per node made this check the peak of reading a large config), in
   // 32-bit indices: a DAG of 2^32 nodes or dependencies would not fit in memory.
-  const std::size_t n = tasks_.size() + coflows_.size();
+  // A fragment keeps every task's dependencies until then, so it finds the
+  // same cycle as the whole DAG.
+  const std::size_t tasks = task_count();
+  const std::size_t n = tasks + coflows_.size();
   auto id = [&](NodeRef r) {
-    return static_cast<std::uint32_t>(r.kind == NodeRef::Kind::kTask ? r.index
-                                                                     : tasks_.size() + r.index);
+    return static_cast<std::uint32_t>(r.kind == NodeRef::Kind::kTask ? r.index : tasks + r.index);
   };
   auto for_each_edge = [&](auto&& edge) {  // edge(dependency, dependent), in node order
-    for (std::uint32_t i = 0; i < tasks_.size(); ++i) {
-      for (const NodeRef dep : tasks_[i].after) edge(id(dep), id({NodeRef::Kind::kTask, i}));
+    for (std::uint32_t i = 0; i < tasks; ++i) {
+      for (const NodeRef dep : task_after(i)) edge(id(dep), id({NodeRef::Kind::kTask, i}));
     }
     for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
       for (const NodeRef dep : coflows_[i].after) edge(id(dep), id({NodeRef::Kind::kCoflow, i}));
@@ -359,13 +401,12 @@ void Dag::validate(GpuId gpu_count) const {
   // Walk back along unfinished dependencies from any stuck node until a node
   // repeats: that node lies on a cycle; name the cycle in order.
   auto node_of = [&](std::size_t v) {
-    return v < tasks_.size()
-               ? NodeRef{NodeRef::Kind::kTask, static_cast<std::uint32_t>(v)}
-               : NodeRef{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(v - tasks_.size())};
+    return v < tasks ? NodeRef{NodeRef::Kind::kTask, static_cast<std::uint32_t>(v)}
+                     : NodeRef{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(v - tasks)};
   };
   auto deps_of = [&](std::size_t v) -> std::span<const NodeRef> {
     const NodeRef r = node_of(v);
-    return r.kind == NodeRef::Kind::kTask ? tasks_[r.index].after : coflows_[r.index].after;
+    return r.kind == NodeRef::Kind::kTask ? task_after(r.index) : coflows_[r.index].after;
   };
   std::size_t v = 0;
   while (waiting[v] == 0) ++v;

@@ -151,6 +151,7 @@ Workload read_workload(config::ConfigFile& config, GpuId gpus, std::uint32_t gpu
   } catch (const Error& e) {
     throw Error("workload " + workload.name + ": " + e.what());
   }
+  dag.drop_foreign_dependencies();
   return workload;
 }
 

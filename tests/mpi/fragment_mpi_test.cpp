@@ -4,6 +4,7 @@
 // fragments is the same run as on whole DAGs, crux's keys included.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -82,6 +83,31 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
     }
   }
   EXPECT_EQ(held, part.held_count());
+  // Its tasks: those of its own GPUs; of the others, their names and GPUs.
+  ASSERT_EQ(part.task_count(), whole.task_count());
+  EXPECT_GT(part.tasks().size(), 0u);
+  EXPECT_LT(part.tasks().size(), whole.task_count()) << "the rank holds every task: nothing tested";
+  std::size_t tasks = 0;
+  for (std::uint32_t t = 0; t < whole.task_count(); ++t) {
+    const work::TaskId id{t};
+    const work::ComputeTask& w = whole.task(id);
+    const work::NodeRef node{work::NodeRef::Kind::kTask, t};
+    ASSERT_EQ(part.holds_task(id), mine(fabric.gpu_node(w.gpu))) << "task " << t;
+    EXPECT_EQ(part.task_gpu(id), w.gpu);
+    EXPECT_EQ(part.name(node), w.name);
+    EXPECT_EQ(part.find(w.name), node);
+    if (!part.holds_task(id)) continue;
+    ASSERT_EQ(part.held_task_id(tasks++), id);
+    const work::ComputeTask& p = part.task(id);
+    EXPECT_EQ(p.duration, w.duration);
+    EXPECT_EQ(p.labels.iteration, w.labels.iteration);
+    EXPECT_EQ(p.labels.micro_batch, w.labels.micro_batch);
+    EXPECT_EQ(p.after.size(), w.after.size());
+  }
+  EXPECT_EQ(tasks, part.tasks().size());
+  EXPECT_EQ(part.task_iterations(), whole.task_iterations());
+  EXPECT_EQ(part.training_jobs(), whole.training_jobs());
+  EXPECT_EQ(part.gpus_used(), whole.gpus_used());
 }
 
 TEST(FragmentMpi, TheRanksCheckTogetherThatADependencyConcernsASender) {
@@ -117,6 +143,76 @@ TEST(FragmentMpi, TheRanksCheckTogetherThatADependencyConcernsASender) {
   }
 }
 
+TEST(FragmentMpi, EveryRankNamesACycleThroughOtherRanksTasks) {
+  const core::Comm world = core::Comm::world();
+  const topo::Fabric fabric = fat_tree_64();
+  const core::Partition partition = topo::partition_fabric(fabric, world.size(), "topology");
+  // 0 -> 63 ("there") feeds a task on GPU 63, whose reply (63 -> 0, "back")
+  // feeds a task on GPU 0 that "there" waits for: one cycle through both ends
+  // of the fabric, which different ranks own.
+  work::Dag dag;
+  if (world.size() > 1) {
+    dag.set_fragment(rank_fragment(fabric, net::NetworkOptions{}, partition, world.rank()));
+  }
+  const std::vector<work::Flow> there{{0, 63, 1000}}, back{{63, 0, 1000}};
+  dag.add_coflow("there", {}, 0, there, {"t0"});
+  dag.add_task("t63", 63, 10, {"there"});
+  dag.add_coflow("back", {}, 0, back, {"t63"});
+  dag.add_task("t0", 0, 10, {"back"});
+  dag.resolve();
+  if (world.size() > 1) {
+    EXPECT_EQ(dag.holds_task(work::TaskId{0}), dag.owns(63));
+    EXPECT_NE(dag.owns(0), dag.owns(63)) << "one rank holds both tasks: nothing tested";
+  }
+  try {
+    dag.validate(64);
+    ADD_FAILURE() << "no error on rank " << world.rank();
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "the DAG has a cycle: task \"t63\" -> coflow \"there\" -> task \"t0\" -> "
+              "coflow \"back\" -> task \"t63\" (each waits for the next)");
+  }
+}
+
+TEST(FragmentMpi, CruxWeighsTheComputeOfEveryRanksTasks) {
+  const core::Comm world = core::Comm::world();
+  const topo::Fabric fabric = fat_tree_64();
+  const core::Partition partition = topo::partition_fabric(fabric, world.size(), "topology");
+  // Two jobs, on GPUs 0-1 and 62-63 (the two ends of the fabric, which
+  // different ranks own): job 0 computes ten times longer for the same bytes,
+  // so crux ranks it first only where its tasks' compute is counted.
+  auto build = [&](bool fragment) {
+    work::Dag dag;
+    if (fragment) {
+      dag.set_fragment(rank_fragment(fabric, net::NetworkOptions{}, partition, world.rank()));
+    }
+    for (const std::uint32_t job : {0u, 1u}) {
+      const work::GpuId g = job == 0 ? 0 : 62;
+      const std::string j = std::to_string(job);
+      work::CoflowLabels labels;
+      labels.job = job;
+      const std::vector<work::Flow> flows{{g, g + 1, 1'000'000}};
+      dag.add_coflow("c" + j, labels, 0, flows, {});
+      const Time compute = (job == 0 ? 1000 : 100) * kMicrosecond;
+      dag.add_task("t" + j + "a", g, compute, {"c" + j});
+      dag.add_task("t" + j + "b", g + 1, compute, {"c" + j});
+    }
+    dag.resolve();
+    dag.validate(64);
+    return dag;
+  };
+  const work::Dag whole = build(false);
+  const work::Dag part = build(world.size() > 1);
+  if (world.size() > 1) {
+    EXPECT_NE(part.owns(0), part.owns(63)) << "one rank holds both jobs: nothing tested";
+  }
+  sched::PolicyConfig crux;
+  crux.crux = true;
+  const std::vector<std::uint32_t> keys = sched::coflow_keys(whole, fabric, crux);
+  EXPECT_EQ(sched::coflow_keys(part, fabric, crux, &world), keys);
+  EXPECT_LT(keys[0], keys[1]) << "job 0, the more compute-intensive, first";
+}
+
 TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
   const core::Comm world = core::Comm::world();
   net::NetworkOptions network;
@@ -136,6 +232,25 @@ TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
                                           kTimeInfinity, core::EventOrder::kTime, recording);
   test::expect_same_results(a, b);
   EXPECT_EQ(b.events, a.events);
+  // As the CLI records: no task's times but per job and iteration, and a
+  // milestone's task.
+  recording = RecorderOptions::coflows_only();
+  recording.watched_tasks = {work::TaskId{whole.find("j0.i0.g0.F0.L1.f")->index}};
+  const test::OneRankRun c = test::run_on(world, "topology", fabric, whole, network, {}, {}, true,
+                                          kTimeInfinity, core::EventOrder::kTime, recording);
+  const test::OneRankRun d = test::run_on(world, "topology", fabric, part, network, {}, {}, true,
+                                          kTimeInfinity, core::EventOrder::kTime, recording);
+  test::expect_same_results(c, d);
+  if (world.rank() == 0) {
+    EXPECT_TRUE(d.results.task_end.empty());
+    ASSERT_EQ(d.results.watched_end.size(), 1u);
+    EXPECT_EQ(d.results.watched_end[0], a.results.task_end[recording.watched_tasks[0]]);
+    EXPECT_GT(d.results.watched_end[0], 0);
+    EXPECT_EQ(d.results.last_task_end,
+              *std::max_element(a.results.task_end.begin(), a.results.task_end.end()));
+    ASSERT_FALSE(d.results.job_iteration_end.empty());
+    EXPECT_GT(d.results.job_iteration_end[0], 0);
+  }
   // Crux weighs every flow: the ranks' fragments give the whole DAG's keys.
   sched::PolicyConfig crux;
   crux.crux = true;

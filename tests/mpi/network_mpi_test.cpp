@@ -8,6 +8,8 @@
 // the 1,024-host benchmark).
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include <string>
 
 #include "../unit/contending_dag.hpp"
@@ -71,7 +73,12 @@ void expect_same_as_serial(const Case& c) {
     EXPECT_EQ(other->results.coflow_flows_ended, serial.results.coflow_flows_ended);
   }
   EXPECT_TRUE(coflows_only.results.flow_end.empty());
-  EXPECT_EQ(coflows_only.results.task_end, serial.results.task_end);
+  // Without every task's times, what the reports need of them.
+  EXPECT_TRUE(coflows_only.results.task_end.empty());
+  EXPECT_EQ(coflows_only.results.last_task_end,
+            *std::max_element(serial.results.task_end.begin(), serial.results.task_end.end()));
+  EXPECT_EQ(coflows_only.results.first_unfinished_task, serial.results.first_unfinished_task);
+  EXPECT_EQ(coflows_only.results.job_iteration_end, serial.results.job_iteration_end);
 }
 
 TEST(NetworkMpi, TopologyPartitionMatchesSerialRun) { expect_same_as_serial({"topology", 1}); }

@@ -82,8 +82,8 @@ inline OneRankRun run_policy(const topo::Fabric& fabric, const work::Dag& dag,
                       end_time == kTimeInfinity, end_time, order);
 }
 
-/// The same results: every flow's, coflow's and task's times, the GPUs'
-/// waits, the bytes and cell-hops.
+/// The same results: every flow's, coflow's and task's times (and the
+/// tasks' summaries), the GPUs' waits, the bytes and cell-hops.
 inline void expect_same_results(const OneRankRun& a, const OneRankRun& b) {
   EXPECT_EQ(b.results.flow_start, a.results.flow_start);
   EXPECT_EQ(b.results.flow_end, a.results.flow_end);
@@ -92,6 +92,13 @@ inline void expect_same_results(const OneRankRun& a, const OneRankRun& b) {
   EXPECT_EQ(b.results.coflow_flows_ended, a.results.coflow_flows_ended);
   EXPECT_EQ(b.results.task_start, a.results.task_start);
   EXPECT_EQ(b.results.task_end, a.results.task_end);
+  EXPECT_EQ(b.results.job_iteration_start, a.results.job_iteration_start);
+  EXPECT_EQ(b.results.job_iteration_end, a.results.job_iteration_end);
+  EXPECT_EQ(b.results.job_iteration_unfinished, a.results.job_iteration_unfinished);
+  EXPECT_EQ(b.results.last_task_end, a.results.last_task_end);
+  EXPECT_EQ(b.results.first_unfinished_task, a.results.first_unfinished_task);
+  EXPECT_EQ(b.results.watched_start, a.results.watched_start);
+  EXPECT_EQ(b.results.watched_end, a.results.watched_end);
   EXPECT_EQ(b.results.gpu_comm_wait, a.results.gpu_comm_wait);
   EXPECT_EQ(b.results.bytes_delivered, a.results.bytes_delivered);
   EXPECT_EQ(b.results.cell_hops, a.results.cell_hops);

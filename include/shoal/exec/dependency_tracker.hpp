@@ -61,7 +61,7 @@ class DependencyTracker {
  private:
   struct Waiter {
     bool is_task;
-    std::uint32_t index;  // task, or sender group
+    std::uint32_t index;  // task (its place among those held), or sender group
   };
   struct Group {
     work::CoflowId coflow;
@@ -69,8 +69,11 @@ class DependencyTracker {
     std::uint32_t first = 0;  // its flows: group_flows_[first, first + count)
     std::uint32_t count = 0;
   };
-  /// Sites: tasks first (by task id), then coflow sites.
-  std::uint32_t task_site(work::TaskId t) const { return t; }
+  /// Sites: tasks first (by their place among those the DAG holds), then
+  /// coflow sites.
+  std::uint32_t task_site(work::TaskId t) const {
+    return static_cast<std::uint32_t>(dag_.task_slot(t));
+  }
   std::uint32_t coflow_site(std::uint32_t slot) const { return task_count_ + slot; }
   /// The coflow's slot at GPU g (one of this rank's that it touches), or
   /// kNoSlot: a binary search among the coflow's GPUs here.
@@ -83,8 +86,8 @@ class DependencyTracker {
   std::uint32_t task_count_ = 0;
   std::vector<Group> groups_;
   std::vector<work::FlowId> group_flows_;     // by group, each group's flows in flow order
-  std::vector<std::uint32_t> task_waiting_;   // by task: unmet dependencies
-  std::vector<bool> task_owned_;              // by task: on a GPU this rank tracks
+  std::vector<std::uint32_t> task_waiting_;   // by held task: unmet dependencies
+  std::vector<bool> task_owned_;              // by held task: on a GPU this rank tracks
   std::vector<std::uint32_t> group_waiting_;  // by group
   std::vector<std::uint32_t> coflow_slots_;   // by coflow: its first slot (one more at the end)
   std::vector<work::GpuId> slot_gpu_;         // by slot: the GPU, ascending within a coflow

@@ -30,6 +30,11 @@ struct RecorderOptions {
   /// CLI's runs, whose outputs need coflows only, keep neither.
   bool flow_starts = true;
   bool flow_ends = true;
+  /// Every task's start and end by TaskId (RunResults::task_start,
+  /// task_end), 16 bytes per task on every rank and on rank 0; otherwise
+  /// only per job and iteration, and for the tasks watched.
+  bool task_times = true;
+  std::vector<work::TaskId> watched_tasks;
   /// A row per compute task for the output file.
   bool compute_rows = false;
   /// A row per flow for the output file's flows table.
@@ -39,11 +44,13 @@ struct RecorderOptions {
   /// flow's start (the weighted partition's pilot).
   bool group_starts = false;
 
-  /// Each coflow's and task's times only, as the CLI's runs keep them.
+  /// Each coflow's times, and the tasks' per job and iteration, as the CLI's
+  /// runs keep them.
   static RecorderOptions coflows_only() {
     RecorderOptions options;
     options.flow_starts = false;
     options.flow_ends = false;
+    options.task_times = false;
     return options;
   }
 };
@@ -86,7 +93,7 @@ class Recorder {
   void group_started(SenderGroupId group, Time now) {
     if (!group_start_.empty()) group_start_[group] = now;
   }
-  void task_started(work::TaskId task, Time now) { task_start_[task] = now; }
+  void task_started(work::TaskId task, Time now) { task_start_[dag_.task_slot(task)] = now; }
   void task_ended(work::TaskId task, Time now);
   /// GPU `gpu` computes for `duration`.
   void gpu_computes(work::GpuId gpu, Time duration) { gpu_busy_[gpu] += duration; }
@@ -109,7 +116,8 @@ class Recorder {
 
   /// This rank's own records, without gathering them (a one-rank run's are
   /// its results): when each flow (where flow starts are kept, by FlowId)
-  /// and each task started, kTimeInfinity where it did not start here.
+  /// and each task the DAG holds (by Dag::task_slot) started, kTimeInfinity
+  /// where it did not start here.
   std::span<const Time> flow_starts() const { return flow_start_; }
   std::span<const Time> task_starts() const { return task_start_; }
   /// By sender group, where group starts are kept.
@@ -138,13 +146,16 @@ class Recorder {
   // By coflow, over the flows whose sender (start) or receiver (end) is here.
   std::vector<Time> coflow_start_, coflow_end_;
   std::vector<std::uint64_t> coflow_flows_ended_;
-  std::vector<Time> task_start_, task_end_;
+  std::vector<Time> task_start_, task_end_;     // by held task (Dag::task_slot)
   std::vector<Time> group_start_;               // by sender group, when kept
   std::vector<Time> gpu_busy_, gpu_comm_wait_;  // by GPU
   std::vector<Time> gpu_iteration_wait_;        // by GPU * iterations_ + iteration
   std::vector<FlowRecord> flow_records_;
   std::vector<ComputeRecord> compute_records_;
   std::vector<std::uint8_t> flow_recorded_, task_recorded_;  // with flow and compute rows
+  /// results()'s share for the tasks: the summaries, and with task_times
+  /// every task's times.
+  void task_results(const core::Comm& comm, RunResults& r) const;
 };
 
 }  // namespace shoal::exec

@@ -19,7 +19,19 @@ struct RunResults {
   // finished flow's end (-1: none finished), and how many of its flows finished.
   std::vector<Time> coflow_start, coflow_end;
   std::vector<std::uint64_t> coflow_flows_ended;
+  // By task, with RecorderOptions::task_times (else empty): its start
+  // (kTimeInfinity: never started) and end (-1: never ended).
   std::vector<Time> task_start, task_end;
+  // By training job label * task_iterations + iteration, over the training
+  // tasks (not TaskKind::kOther): the first start (kTimeInfinity: none), the
+  // last end, and 1 where one never ended.
+  std::vector<Time> job_iteration_start, job_iteration_end, job_iteration_unfinished;
+  std::uint32_t task_iterations = 0;  // Dag::task_iterations
+  Time last_task_end = -1;
+  std::int64_t first_unfinished_task = -1;  // the lowest TaskId that never ended (-1: none)
+  // RecorderOptions::watched_tasks' starts and ends, in its order.
+  std::vector<std::uint32_t> watched_tasks;
+  std::vector<Time> watched_start, watched_end;
   std::vector<Time> gpu_busy;       // by GPU: time computing
   std::vector<Time> gpu_comm_wait;  // by GPU: time idle until a coflow made a task ready
   // The same split by the iteration label of the task that became ready:

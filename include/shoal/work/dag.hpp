@@ -29,6 +29,7 @@
 #include "shoal/core/growing_array.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag_ids.hpp"
+#include "shoal/work/held_set.hpp"
 #include "shoal/work/name_index.hpp"
 #include "shoal/work/stable_arena.hpp"
 
@@ -90,11 +91,12 @@ struct Coflow {
   Bytes bytes = 0;  // its flows' bytes, also those a fragment does not hold
 };
 
-/// The flows a DAG keeps as it is built (Dag::set_fragment). `keep` is asked
-/// while coflows are added: what it refers to must outlive the building.
+/// The flows and tasks a DAG keeps as it is built (Dag::set_fragment). `keep`
+/// is asked while coflows are added: what it refers to must outlive the building.
 struct FlowFragment {
   std::function<bool(const Flow&)> keep;
-  /// By GPU: those whose every flow `keep` selects (the GPUs it owns).
+  /// By GPU: those whose every flow `keep` selects (the GPUs it owns), and
+  /// whose tasks it keeps.
   std::vector<bool> owns;
   /// The fabric's GPUs, which size a destination.
   GpuId gpus = 0;
@@ -137,7 +139,32 @@ class Dag {
 
   std::optional<NodeRef> find(std::string_view name) const;
   std::string_view name(NodeRef node) const;
+  /// The tasks it holds, in order: in a whole DAG every task, by TaskId
+  /// (held_task_id gives a fragment's ids).
   const std::vector<ComputeTask>& tasks() const { return tasks_; }
+  /// Tasks of the DAG, held or not.
+  std::size_t task_count() const { return whole_ ? tasks_.size() : held_tasks_.size(); }
+  bool holds_task(TaskId task) const { return whole_ || held_tasks_.holds(task); }
+  /// A task's place among those it holds (its TaskId in a whole DAG).
+  std::size_t task_slot(TaskId task) const {
+    assert(holds_task(task));
+    return whole_ ? std::size_t{task} : held_tasks_.slot(task);
+  }
+  TaskId held_task_id(std::size_t slot) const {
+    return TaskId{static_cast<std::uint32_t>(whole_ ? slot : held_task_ids_[slot])};
+  }
+  /// A task it holds.
+  const ComputeTask& task(TaskId task) const { return tasks_[task_slot(task)]; }
+  /// Any task's GPU, held or not.
+  GpuId task_gpu(TaskId task) const {
+    return holds_task(task) ? tasks_[task_slot(task)].gpu
+                            : foreign_tasks_[task - held_tasks_.slot(task)].gpu;
+  }
+  /// Over every task, held or not: the largest iteration label plus one, and
+  /// the largest job label plus one of the training tasks (kind not kOther);
+  /// 0 for none.
+  std::uint32_t task_iterations() const { return task_iterations_; }
+  std::uint32_t training_jobs() const { return training_jobs_; }
   const std::vector<Coflow>& coflows() const { return coflows_; }
 
   /// Every flow, by FlowId, in a whole DAG (an internal Error in a fragment).
@@ -166,9 +193,7 @@ class Dag {
   /// Whether the DAG holds every flow (it is not a fragment).
   bool whole() const { return whole_; }
   /// Whether it holds `flow`.
-  bool holds(FlowId flow) const {
-    return whole_ || (held_bits_[flow >> 6] >> (flow & 63) & 1) != 0;
-  }
+  bool holds(FlowId flow) const { return whole_ || held_flows_.holds(flow); }
   /// A flow it holds.
   const Flow& flow(FlowId flow) const { return flows_[held_index(flow)]; }
   /// Any flow's destination, held or not: what a switch routes a cell by.
@@ -182,13 +207,18 @@ class Dag {
     return dst_ + (std::size_t{flow} << dst_shift_);
   }
 
-  /// Before the first coflow: the DAG keeps only the flows `fragment.keep`
+  /// Before the first node: the DAG keeps only the flows `fragment.keep`
   /// selects as it is built (a rank keeps those it sends, receives or
   /// counts: exec/fragment.hpp), and any flow the check would refuse. Every
   /// flow's destination is kept, in 2 bytes while GPU ids fit 16 bits (else 4),
   /// and each coflow its bytes; a held flow is found by a count of the held
-  /// flows before it (a bit per flow, 4 bytes per 64).
+  /// flows before it (HeldSet). It holds the tasks of the GPUs it owns, and
+  /// those the check would refuse; of another task, only its name and GPU,
+  /// and its dependencies until drop_foreign_dependencies (for the check for
+  /// cycles, which spans GPUs).
   void set_fragment(FlowFragment fragment);
+  /// After validate(): frees the dependencies of the tasks it does not hold.
+  void drop_foreign_dependencies();
   /// The flows it holds.
   std::size_t held_count() const { return flows_.size(); }
   /// A flow's place among those it holds (its FlowId in a whole DAG): for
@@ -257,8 +287,7 @@ class Dag {
   void point_at_flows() {
     dst_ = flows_.empty() ? nullptr : reinterpret_cast<const std::byte*>(&flows_.data()->dst);
   }
-  std::vector<std::uint64_t> held_bits_;
-  std::vector<std::uint32_t> held_before_;
+  HeldSet held_flows_;
   std::function<bool(const Flow&)> keep_;
   std::vector<bool> owns_;
   GpuId fragment_gpus_ = 0;
@@ -272,10 +301,26 @@ class Dag {
   /// Whether `c` has a flow it holds to or from `gpu`.
   bool touches(const Coflow& c, GpuId gpu) const;
   /// The held flows before `flow` (its place among them if held).
-  std::size_t slot(FlowId flow) const {
-    const std::uint64_t below = held_bits_[flow >> 6] & ((std::uint64_t{1} << (flow & 63)) - 1);
-    return held_before_[flow >> 6] + static_cast<std::size_t>(std::popcount(below));
-  }
+  std::size_t slot(FlowId flow) const { return held_flows_.slot(flow); }
+  // A fragment's tasks: which it holds (their ids), and the others' names and
+  // GPUs by their order among the others, with their dependencies until
+  // drop_foreign_dependencies.
+  struct ForeignTask {
+    std::string_view name;
+    GpuId gpu = 0;
+  };
+  HeldSet held_tasks_;
+  std::vector<std::uint32_t> held_task_ids_;
+  std::vector<ForeignTask> foreign_tasks_;
+  std::vector<std::span<const NodeRef>> foreign_after_;
+  StableArena<NodeRef> foreign_refs_;
+  bool foreign_dropped_ = false;
+  std::uint32_t task_iterations_ = 0;
+  std::uint32_t training_jobs_ = 0;
+  GpuId task_gpus_used_ = 0;
+  /// Where the dependencies of task `t` are (held or not).
+  std::span<const NodeRef>& task_after(std::uint32_t t);
+  std::span<const NodeRef> task_after(std::uint32_t t) const;
   NameIndex names_;
   StableArena<char> name_chars_;
   StableArena<NodeRef> after_refs_;

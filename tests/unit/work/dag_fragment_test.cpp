@@ -1,7 +1,8 @@
 // A DAG built as a fragment (Dag::set_fragment): the flows it holds are the
 // same, found by the same ids, each coflow's in order; every flow keeps its
 // destination and every coflow its bytes; it checks the rules of the GPUs it
-// owns, and leaves to the ranks together the rule its fragments share.
+// owns, and leaves to the ranks together the rule its fragments share. It
+// holds the tasks of its own GPUs and names the others.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -101,7 +102,7 @@ TEST(DagFragment, HoldsTheFlowsItKeepsByTheirIds) {
   }
 }
 
-TEST(DagFragment, IsSetBeforeItsFirstCoflowAndNeverListedWhole) {
+TEST(DagFragment, IsSetBeforeItsFirstNodeAndNeverListedWhole) {
   Dag dag;
   dag.set_fragment(fragment_of(100));
   build(dag, 10, 60);
@@ -110,6 +111,9 @@ TEST(DagFragment, IsSetBeforeItsFirstCoflowAndNeverListedWhole) {
   Dag late;
   build(late, 1, 60);
   EXPECT_THROW(late.set_fragment(fragment_of(100)), Error);
+  Dag after_a_task;
+  after_a_task.add_task("t", 0, 1, {});
+  EXPECT_THROW(after_a_task.set_fragment(fragment_of(100)), Error);
 }
 
 /// Two GPUs' fragments of one DAG: GPU 0 sends "a" to 1, GPU 2 sends "b" to
@@ -159,6 +163,112 @@ TEST(DagFragment, ChecksTheDependenciesOfItsSendersTogetherWithTheOthers) {
     EXPECT_EQ(std::string(e.what()),
               "coflow \"c\" depends on task \"t3\", which involves none of its sending GPUs");
   }
+}
+
+/// A fragment owning GPUs 0 and 1 of 4, with GPU 2's tasks "y2" (after
+/// `y2_after`, named before it is added) and "x2", and GPU 0's "x0".
+Dag tasks_fragment(bool fragment, const std::vector<std::string>& y2_after, GpuId x0_gpu = 0) {
+  Dag dag;
+  if (fragment) {
+    FlowFragment f;
+    f.owns = {true, true, false, false};
+    f.keep = [](const Flow& flow) { return flow.src < 2 || flow.dst < 2; };
+    f.gpus = 4;
+    dag.set_fragment(std::move(f));
+  }
+  const std::vector<Flow> a{{0, 2, 10}};
+  dag.add_coflow("a", {}, 0, a, {});
+  TaskLabels labels;
+  labels.kind = TaskKind::kForward;
+  labels.job = 1;
+  labels.iteration = 2;
+  dag.add_task("y2", 2, 5, y2_after, labels);
+  dag.add_task("x0", x0_gpu, 7, {"a"});
+  dag.add_task("x2", 2, 5, {"a"});
+  dag.resolve();
+  return dag;
+}
+
+/// What validate() says, or "".
+std::string check_of(const Dag& dag) {
+  try {
+    dag.validate(4);
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(DagFragment, HoldsTheTasksOfItsGpusAndNamesTheOthers) {
+  const Dag whole = tasks_fragment(false, {"x2"});
+  Dag part = tasks_fragment(true, {"x2"});
+  EXPECT_EQ(check_of(part), "");
+  ASSERT_EQ(part.task_count(), 3u);
+  ASSERT_EQ(part.tasks().size(), 1u);
+  const TaskId y2{0}, x0{1}, x2{2};
+  EXPECT_FALSE(part.holds_task(y2));
+  EXPECT_TRUE(part.holds_task(x0));
+  EXPECT_FALSE(part.holds_task(x2));
+  EXPECT_EQ(part.held_task_id(0), x0);
+  EXPECT_EQ(part.task_slot(x0), 0u);
+  EXPECT_EQ(part.task(x0).duration, 7);
+  EXPECT_EQ(part.task_gpu(x2), 2u);
+  EXPECT_EQ(part.task_gpu(y2), 2u);
+  for (std::uint32_t t = 0; t < 3; ++t) {
+    const NodeRef node{NodeRef::Kind::kTask, t};
+    EXPECT_EQ(part.name(node), whole.name(node));
+    EXPECT_EQ(part.find(whole.name(node)), node);
+  }
+  // What the recorder sizes by: every task's labels, held or not.
+  EXPECT_EQ(part.task_iterations(), 3u);
+  EXPECT_EQ(part.training_jobs(), 2u);
+  EXPECT_EQ(part.task_iterations(), whole.task_iterations());
+  EXPECT_EQ(part.gpus_used(), whole.gpus_used());
+  part.drop_foreign_dependencies();
+  EXPECT_EQ(part.task(x0).after.size(), 1u);
+  EXPECT_THROW(part.validate(4), Error) << "the check for cycles needs what was dropped";
+}
+
+TEST(DagFragment, ChecksTheTasksOfOtherGpusForCyclesAndNames) {
+  // A cycle among tasks it does not hold ("y2" waits for "x2", which waits
+  // for "a", after "y2"), found as in the whole DAG.
+  auto cyclic = [](bool fragment) {
+    Dag dag;
+    if (fragment) {
+      FlowFragment f;
+      f.owns = {true, true, false, false};
+      f.keep = [](const Flow& flow) { return flow.src < 2 || flow.dst < 2; };
+      f.gpus = 4;
+      dag.set_fragment(std::move(f));
+    }
+    const std::vector<Flow> a{{2, 3, 10}};
+    dag.add_task("y2", 2, 5, {"x2"});
+    dag.add_coflow("a", {}, 0, a, {"y2"});
+    dag.add_task("x2", 2, 5, {"a"});
+    dag.resolve();
+    return dag;
+  };
+  const std::string cycle = check_of(cyclic(false));
+  EXPECT_NE(cycle.find("the DAG has a cycle"), std::string::npos) << cycle;
+  const Dag part = cyclic(true);
+  EXPECT_EQ(part.tasks().size(), 0u) << "it holds a task of the cycle: nothing tested";
+  EXPECT_EQ(check_of(part), cycle);
+  // A name no node has, in a task it does not hold: the same error.
+  auto unknown = [](bool fragment) {
+    try {
+      tasks_fragment(fragment, {"nowhere"});
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string();
+  };
+  EXPECT_EQ(unknown(true), unknown(false));
+  EXPECT_NE(unknown(true), "");
+  // A task on a GPU outside the fabric is held, so that every rank names it.
+  const Dag outside = tasks_fragment(true, {"x2"}, 9);
+  EXPECT_TRUE(outside.holds_task(TaskId{1}));
+  EXPECT_EQ(check_of(outside), check_of(tasks_fragment(false, {"x2"}, 9)));
+  EXPECT_NE(check_of(outside), "");
 }
 
 }  // namespace
