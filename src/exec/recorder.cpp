@@ -203,7 +203,7 @@ std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::D
                                        const RecorderOptions& options, std::uint64_t flows_sent) {
   // Kept, and gathered.
   std::uint64_t per_flow = 2 * sizeof(Time) * (int{options.flow_starts} + int{options.flow_ends});
-  std::uint64_t per_task = 2 * sizeof(Time) + 16;  // with the tracker's share
+  std::uint64_t per_task = 2 * sizeof(Time) + 16;  // held, with the tracker's share
   std::uint64_t rows = 0;
   if (options.flow_rows) {
     // Rows are written by the flows' senders. They wait for the flush (on
@@ -217,8 +217,11 @@ std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::D
   // A sender group holds at least one of the flows the rank sends.
   const std::uint64_t group_starts = options.group_starts ? flows_sent * sizeof(Time) : 0;
   const std::uint64_t per_coflow = 2 * 2 * sizeof(Time) + 2 * sizeof(std::uint64_t);
+  // Every task's times, where kept for the results: gathered by TaskId.
+  const std::uint64_t every_task = options.task_times ? dag.task_count() * 4 * sizeof(Time) : 0;
   return group_starts + rows + dag.flow_count() * per_flow + dag.coflows().size() * per_coflow +
-         dag.tasks().size() * per_task + std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);
+         dag.tasks().size() * per_task + every_task +
+         std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);
 }
 
 }  // namespace shoal::exec

@@ -162,7 +162,7 @@ TEST(FragmentMpi, EveryRankNamesACycleThroughOtherRanksTasks) {
   dag.resolve();
   if (world.size() > 1) {
     EXPECT_EQ(dag.holds_task(work::TaskId{0}), dag.owns(63));
-    EXPECT_NE(dag.owns(0), dag.owns(63)) << "one rank holds both tasks: nothing tested";
+    EXPECT_FALSE(dag.owns(0) && dag.owns(63)) << "one rank holds both tasks: nothing tested";
   }
   try {
     dag.validate(64);
@@ -204,7 +204,7 @@ TEST(FragmentMpi, CruxWeighsTheComputeOfEveryRanksTasks) {
   const work::Dag whole = build(false);
   const work::Dag part = build(world.size() > 1);
   if (world.size() > 1) {
-    EXPECT_NE(part.owns(0), part.owns(63)) << "one rank holds both jobs: nothing tested";
+    EXPECT_FALSE(part.owns(0) && part.owns(63)) << "one rank holds both jobs: nothing tested";
   }
   sched::PolicyConfig crux;
   crux.crux = true;

@@ -14,7 +14,8 @@ using topo::kMaxGpuId;
 /// A flow, by its place among all the DAG's flows (Dag::all_flows); a coflow's flows
 /// are consecutive. A rank that holds only some (Dag::set_fragment) keeps the ids.
 using FlowId = core::DenseId<struct FlowTag>;
-/// A compute task, by its index in Dag::tasks().
+/// A compute task, by the order tasks were added (Dag::task); a rank that
+/// holds only some keeps the ids.
 using TaskId = core::DenseId<struct TaskTag>;
 /// A coflow, by its index in Dag::coflows().
 using CoflowId = core::DenseId<struct CoflowTag>;
