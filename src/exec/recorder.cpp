@@ -68,15 +68,23 @@ void Recorder::record_unfinished() {
   }
 }
 
+namespace {
+/// Each rank's times reduced onto rank 0 (empty elsewhere): the earliest, or the latest.
+void to_root(const core::Comm& comm, const std::vector<Time>& mine, bool earliest,
+             std::vector<Time>& out) {
+  out.assign(comm.rank() == 0 ? mine.size() : 0, 0);
+  if (earliest) {
+    comm.min_to_root(mine, out);
+  } else {
+    comm.max_to_root(mine, out);
+  }
+}
+}  // namespace
+
 RunResults Recorder::results(const core::Comm& comm, net::Network& network) const {
   RunResults r;
   auto gather = [&](const std::vector<Time>& mine, bool earliest, std::vector<Time>& out) {
-    out.assign(comm.rank() == 0 ? mine.size() : 0, 0);
-    if (earliest) {
-      comm.min_to_root(mine, out);
-    } else {
-      comm.max_to_root(mine, out);
-    }
+    to_root(comm, mine, earliest, out);
   };
   if (options_.flow_starts) gather(flow_start_, true, r.flow_start);
   if (options_.flow_ends) gather(flow_end_, false, r.flow_end);
@@ -160,22 +168,17 @@ void Recorder::task_results(const core::Comm& comm, RunResults& r) const {
     end[cell] = std::max(end[cell], task_end_[t]);
     if (task_end_[t] < 0) unfinished[cell] = 1;
   }
-  auto to_root = [&](const std::vector<Time>& mine, bool earliest, std::vector<Time>& out) {
-    out.assign(comm.rank() == 0 ? mine.size() : 0, 0);
-    if (earliest) {
-      comm.min_to_root(mine, out);
-    } else {
-      comm.max_to_root(mine, out);
-    }
+  auto gather = [&](const std::vector<Time>& mine, bool earliest, std::vector<Time>& out) {
+    to_root(comm, mine, earliest, out);
   };
-  to_root(start, true, r.job_iteration_start);
-  to_root(end, false, r.job_iteration_end);
-  to_root(unfinished, false, r.job_iteration_unfinished);
+  gather(start, true, r.job_iteration_start);
+  gather(end, false, r.job_iteration_end);
+  gather(unfinished, false, r.job_iteration_unfinished);
   r.task_iterations = iterations;
   std::vector<Time> reduced;
-  to_root(last, false, reduced);
+  gather(last, false, reduced);
   if (comm.rank() == 0) r.last_task_end = reduced[0];
-  to_root(first_unfinished, false, reduced);
+  gather(first_unfinished, false, reduced);
   if (comm.rank() == 0 && dag_.task_count() > 0 &&
       reduced[0] > -static_cast<Time>(dag_.task_count())) {
     r.first_unfinished_task = -reduced[0];
@@ -189,14 +192,14 @@ void Recorder::task_results(const core::Comm& comm, RunResults& r) const {
     return v;
   };
   const std::vector<work::TaskId>& watched = options_.watched_tasks;
-  to_root(by_id(watched, task_start_, kTimeInfinity), true, r.watched_start);
-  to_root(by_id(watched, task_end_, -1), false, r.watched_end);
+  gather(by_id(watched, task_start_, kTimeInfinity), true, r.watched_start);
+  gather(by_id(watched, task_end_, -1), false, r.watched_end);
   if (comm.rank() == 0) r.watched_tasks.assign(watched.begin(), watched.end());
   if (!options_.task_times) return;
   std::vector<work::TaskId> every(dag_.task_count());
   for (std::uint32_t t = 0; t < every.size(); ++t) every[t] = work::TaskId{t};
-  to_root(by_id(every, task_start_, kTimeInfinity), true, r.task_start);
-  to_root(by_id(every, task_end_, -1), false, r.task_end);
+  gather(by_id(every, task_start_, kTimeInfinity), true, r.task_start);
+  gather(by_id(every, task_end_, -1), false, r.task_end);
 }
 
 std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,

@@ -165,16 +165,21 @@ TEST(DagFragment, ChecksTheDependenciesOfItsSendersTogetherWithTheOthers) {
   }
 }
 
+/// A fragment of 4 GPUs that owns GPUs 0 and 1.
+FlowFragment owning_gpus_0_and_1() {
+  FlowFragment f;
+  f.owns = {true, true, false, false};
+  f.keep = [](const Flow& flow) { return flow.src < 2 || flow.dst < 2; };
+  f.gpus = 4;
+  return f;
+}
+
 /// A fragment owning GPUs 0 and 1 of 4, with GPU 2's tasks "y2" (after
 /// `y2_after`, named before it is added) and "x2", and GPU 0's "x0".
 Dag tasks_fragment(bool fragment, const std::vector<std::string>& y2_after, GpuId x0_gpu = 0) {
   Dag dag;
   if (fragment) {
-    FlowFragment f;
-    f.owns = {true, true, false, false};
-    f.keep = [](const Flow& flow) { return flow.src < 2 || flow.dst < 2; };
-    f.gpus = 4;
-    dag.set_fragment(std::move(f));
+    dag.set_fragment(owning_gpus_0_and_1());
   }
   const std::vector<Flow> a{{0, 2, 10}};
   dag.add_coflow("a", {}, 0, a, {});
@@ -235,11 +240,7 @@ TEST(DagFragment, ChecksTheTasksOfOtherGpusForCyclesAndNames) {
   auto cyclic = [](bool fragment) {
     Dag dag;
     if (fragment) {
-      FlowFragment f;
-      f.owns = {true, true, false, false};
-      f.keep = [](const Flow& flow) { return flow.src < 2 || flow.dst < 2; };
-      f.gpus = 4;
-      dag.set_fragment(std::move(f));
+      dag.set_fragment(owning_gpus_0_and_1());
     }
     const std::vector<Flow> a{{2, 3, 10}};
     dag.add_task("y2", 2, 5, {"x2"});
