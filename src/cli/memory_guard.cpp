@@ -246,7 +246,7 @@ work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup
     if (available != kUnknown && need > available) {
       throw Error(what + growth + "; the " + std::to_string(ranks_on_node) + " rank" +
                   (ranks_on_node == 1 ? "" : "s") +
-                  " on this node (each builds its share of the workload) " + "need more than the " +
+                  " on this node (each builds its share of the workload) need more than the " +
                   gib(available) +
                   " it had available: run fewer ranks per node, on a node with more memory, or a "
                   "smaller workload");

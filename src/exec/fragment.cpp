@@ -7,11 +7,11 @@
 
 namespace shoal::exec {
 
-work::FlowFragment rank_fragment(const topo::Fabric& fabric, const net::NetworkOptions& network,
+work::DagFragment rank_fragment(const topo::Fabric& fabric, const net::NetworkOptions& network,
                                  const core::Partition& partition, int rank) {
   std::vector<std::int32_t> owner = partition.entity_ranks(fabric.layout());
   std::vector<topo::NodeId> inbound = net::Network::inbound_nodes(fabric, network);
-  work::FlowFragment fragment;
+  work::DagFragment fragment;
   fragment.gpus = fabric.gpu_count();
   fragment.owns.resize(fabric.gpu_count());
   for (work::GpuId g = 0; g < fabric.gpu_count(); ++g) {

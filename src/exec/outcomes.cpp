@@ -22,7 +22,7 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
   const std::uint32_t n = job.parallel.iterations;
   IterationTimes t{std::vector<Time>(n, kTimeInfinity), std::vector<Time>(n, 0)};
   std::vector<bool> unfinished(n, false);
-  // The recorder summed the tasks per job and iteration.
+  // The recorder reduced the tasks' times per job and iteration.
   const std::size_t first = std::size_t{job.id} * r.task_iterations;
   for (std::uint32_t i = 0; i < std::min(n, r.task_iterations); ++i) {
     if (first + i >= r.job_iteration_start.size()) break;

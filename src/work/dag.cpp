@@ -140,7 +140,7 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   return node;
 }
 
-void Dag::set_fragment(FlowFragment fragment) {
+void Dag::set_fragment(DagFragment fragment) {
   if (!whole_ || !coflows_.empty() || !tasks_.empty()) {
     throw Error("internal: a fragment set after its first node");
   }

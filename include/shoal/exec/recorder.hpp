@@ -34,6 +34,8 @@ struct RecorderOptions {
   /// task_end), 16 bytes per task on every rank and on rank 0; otherwise
   /// only per job and iteration, and for the tasks watched.
   bool task_times = true;
+  /// Tasks whose start and end the results carry either way (RunResults::
+  /// watched_tasks): those a config's milestones name.
   std::vector<work::TaskId> watched_tasks;
   /// A row per compute task for the output file.
   bool compute_rows = false;

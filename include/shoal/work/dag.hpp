@@ -93,7 +93,7 @@ struct Coflow {
 
 /// The flows and tasks a DAG keeps as it is built (Dag::set_fragment). `keep`
 /// is asked while coflows are added: what it refers to must outlive the building.
-struct FlowFragment {
+struct DagFragment {
   std::function<bool(const Flow&)> keep;
   /// By GPU: those whose every flow `keep` selects (the GPUs it owns), and
   /// whose tasks it keeps.
@@ -216,7 +216,7 @@ class Dag {
   /// those the check would refuse; of another task, only its name and GPU,
   /// and its dependencies until drop_foreign_dependencies (for the check for
   /// cycles, which spans GPUs).
-  void set_fragment(FlowFragment fragment);
+  void set_fragment(DagFragment fragment);
   /// After validate(): frees the dependencies of the tasks it does not hold.
   void drop_foreign_dependencies();
   /// The flows it holds.

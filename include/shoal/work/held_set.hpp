@@ -36,16 +36,12 @@ class HeldSet {
   }
   /// Items numbered, held or not.
   std::size_t size() const { return size_; }
-  std::size_t held() const { return held_; }
   bool holds(std::uint32_t item) const { return (bits_[item >> 6] >> (item & 63) & 1) != 0; }
   /// The held items before `item` (its place among them if held); valid for
   /// item == size() too (the held count).
   std::size_t slot(std::uint32_t item) const {
     const std::uint64_t below = bits_[item >> 6] & ((std::uint64_t{1} << (item & 63)) - 1);
     return before_[item >> 6] + static_cast<std::size_t>(std::popcount(below));
-  }
-  std::uint64_t bytes() const {
-    return bits_.capacity() * sizeof(std::uint64_t) + before_.capacity() * sizeof(std::uint32_t);
   }
 
  private:

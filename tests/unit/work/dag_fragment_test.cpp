@@ -41,8 +41,8 @@ bool kept(const Flow& f) { return f.src % 3 == 0 || f.dst % 7 == 1; }
 bool held(const Flow& f) { return kept(f) || f.src == f.dst; }
 
 /// A fragment that keeps `kept` on a fabric of `gpus` GPUs and owns none.
-FlowFragment fragment_of(GpuId gpus) {
-  FlowFragment fragment;
+DagFragment fragment_of(GpuId gpus) {
+  DagFragment fragment;
   fragment.keep = kept;
   fragment.owns.assign(gpus, false);
   fragment.gpus = gpus;
@@ -119,7 +119,7 @@ TEST(DagFragment, IsSetBeforeItsFirstNodeAndNeverListedWhole) {
 /// Two GPUs' fragments of one DAG: GPU 0 sends "a" to 1, GPU 2 sends "b" to
 /// 3, and "c" (from 0 and from 2) waits for `c_after`.
 Dag two_sender_fragment(GpuId owned, const std::vector<std::string>& c_after) {
-  FlowFragment fragment;
+  DagFragment fragment;
   fragment.owns.assign(4, false);
   fragment.owns[owned] = fragment.owns[owned + 1] = true;
   fragment.keep = [owned](const Flow& f) {
@@ -166,8 +166,8 @@ TEST(DagFragment, ChecksTheDependenciesOfItsSendersTogetherWithTheOthers) {
 }
 
 /// A fragment of 4 GPUs that owns GPUs 0 and 1.
-FlowFragment owning_gpus_0_and_1() {
-  FlowFragment f;
+DagFragment owning_gpus_0_and_1() {
+  DagFragment f;
   f.owns = {true, true, false, false};
   f.keep = [](const Flow& flow) { return flow.src < 2 || flow.dst < 2; };
   f.gpus = 4;
