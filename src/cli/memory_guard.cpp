@@ -175,7 +175,7 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
   const std::uint64_t now = resident_bytes();
   const std::string what =
       "memory: this run needs about " + gib(now + more) + " per rank (" + gib(now) +
-      " for the fabric and workload, whose tasks every rank builds whole, + " + gib(more - bins) +
+      " for the fabric and the rank's share of the workload, + " + gib(more - bins) +
       " for the network and engine" +
       (bins > 0 ? " + " + gib(bins) + " for the /link_util bins" : std::string{}) + ")";
   // Where the bins are a large part, their cap is the knob to name.

@@ -72,7 +72,7 @@ std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
   std::vector<std::uint64_t> job_of(gpus, 0), sent(gpus, 0), received(gpus, 0);
   std::string conflict;  // thrown once the ranks have summed, so that none waits
   struct JobLoad {
-    double compute = 0;  // ps of compute, all its GPUs and iterations
+    std::uint64_t compute = 0;  // ps of compute, all its GPUs and iterations
     std::uint32_t iterations = 1;
   };
   std::map<std::uint32_t, JobLoad> jobs;
@@ -94,35 +94,29 @@ std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
       if (dag.owns(f.dst)) received[f.dst] += static_cast<std::uint64_t>(f.bytes);
     }
   }
-  if (!dag.whole()) {
-    for (std::vector<std::uint64_t>* v : {&job_of, &sent, &received}) {
-      std::vector<std::uint64_t> all(v->size());
-      comm->sum_all(*v, all);
-      *v = std::move(all);
-    }
-  }
+  // A fragment's counts, summed over the ranks: each rank adds those of its own GPUs.
+  auto sum_over_ranks = [&](std::vector<std::uint64_t>& v) {
+    if (dag.whole()) return;
+    std::vector<std::uint64_t> all(v.size());
+    comm->sum_all(v, all);
+    v = std::move(all);
+  };
+  for (std::vector<std::uint64_t>* v : {&job_of, &sent, &received}) sum_over_ranks(*v);
   if (!conflict.empty()) throw Error(conflict);
   // Each job's compute in whole picoseconds, over the tasks this DAG holds
   // (a fragment's are its own GPUs'), then summed over the ranks: the same
   // integer at any rank count.
-  std::map<std::uint32_t, std::uint64_t> compute;
-  for (const auto& [job, load] : jobs) compute[job] = 0;
   for (const work::ComputeTask& t : dag.tasks()) {
     if (t.gpu >= gpus || job_of[t.gpu] == 0) continue;  // a GPU without flows: no job to charge
-    const auto job = static_cast<std::uint32_t>(job_of[t.gpu] - 1);
-    if (auto it = compute.find(job); it != compute.end()) {
-      it->second += static_cast<std::uint64_t>(t.duration);
-    }
+    // Every rank has every coflow's job, so none adds a job the others lack.
+    const auto it = jobs.find(static_cast<std::uint32_t>(job_of[t.gpu] - 1));
+    if (it != jobs.end()) it->second.compute += static_cast<std::uint64_t>(t.duration);
   }
-  std::vector<std::uint64_t> by_job;
-  for (const auto& [job, ps] : compute) by_job.push_back(ps);
-  if (!dag.whole()) {
-    std::vector<std::uint64_t> all(by_job.size());
-    comm->sum_all(by_job, all);
-    by_job = std::move(all);
-  }
+  std::vector<std::uint64_t> compute;
+  for (const auto& [job, load] : jobs) compute.push_back(load.compute);
+  sum_over_ranks(compute);
   std::size_t j = 0;
-  for (auto& [job, load] : jobs) load.compute = static_cast<double>(by_job[j++]);
+  for (auto& [job, load] : jobs) load.compute = compute[j++];
   std::map<std::uint32_t, double> transfer_ps;  // per job: the largest per-GPU transfer time
   std::map<std::uint32_t, std::uint32_t> job_gpus;
   for (work::GpuId g = 0; g < gpus; ++g) {
@@ -137,8 +131,9 @@ std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
   }
   std::vector<std::pair<double, std::uint32_t>> order;  // (-intensity, job)
   for (const auto& [job, load] : jobs) {
-    const double per_gpu_iteration =
-        load.compute / std::max<double>(1, job_gpus[job]) / std::max<double>(1, load.iterations);
+    const double per_gpu_iteration = static_cast<double>(load.compute) /
+                                     std::max<double>(1, job_gpus[job]) /
+                                     std::max<double>(1, load.iterations);
     const double transfer = transfer_ps[job] / std::max<double>(1, load.iterations);
     const double intensity = transfer > 0 ? per_gpu_iteration / transfer : 1e300;
     order.emplace_back(-intensity, job);

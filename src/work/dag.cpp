@@ -90,14 +90,14 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
 
 std::span<const NodeRef>& Dag::task_after(std::uint32_t t) {
   if (holds_task(TaskId{t})) return tasks_[task_slot(TaskId{t})].after;
-  return foreign_after_[t - held_tasks_.slot(t)];
+  return foreign_after_[foreign_slot(t)];
 }
 
 std::span<const NodeRef> Dag::task_after(std::uint32_t t) const {
   if (holds_task(TaskId{t})) return tasks_[task_slot(TaskId{t})].after;
   if (foreign_dropped_)
     throw Error("internal: a foreign task's dependencies asked after they were dropped");
-  return foreign_after_[t - held_tasks_.slot(t)];
+  return foreign_after_[foreign_slot(t)];
 }
 
 void Dag::drop_foreign_dependencies() {
@@ -184,7 +184,7 @@ std::optional<NodeRef> Dag::find(std::string_view name) const {
 std::string_view Dag::name(NodeRef node) const {
   if (node.kind == NodeRef::Kind::kCoflow) return coflows_[node.index].name;
   if (holds_task(TaskId{node.index})) return tasks_[task_slot(TaskId{node.index})].name;
-  return foreign_tasks_[node.index - held_tasks_.slot(node.index)].name;
+  return foreign_tasks_[foreign_slot(node.index)].name;
 }
 
 std::string Dag::describe(NodeRef node) const {

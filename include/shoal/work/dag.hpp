@@ -157,8 +157,7 @@ class Dag {
   const ComputeTask& task(TaskId task) const { return tasks_[task_slot(task)]; }
   /// Any task's GPU, held or not.
   GpuId task_gpu(TaskId task) const {
-    return holds_task(task) ? tasks_[task_slot(task)].gpu
-                            : foreign_tasks_[task - held_tasks_.slot(task)].gpu;
+    return holds_task(task) ? tasks_[task_slot(task)].gpu : foreign_tasks_[foreign_slot(task)].gpu;
   }
   /// Over every task, held or not: the largest iteration label plus one, and
   /// the largest job label plus one of the training tasks (kind not kOther);
@@ -318,6 +317,8 @@ class Dag {
   std::uint32_t task_iterations_ = 0;
   std::uint32_t training_jobs_ = 0;
   GpuId task_gpus_used_ = 0;
+  /// A task it does not hold: its place among those.
+  std::size_t foreign_slot(std::uint32_t task) const { return task - held_tasks_.slot(task); }
   /// Where the dependencies of task `t` are (held or not).
   std::span<const NodeRef>& task_after(std::uint32_t t);
   std::span<const NodeRef> task_after(std::uint32_t t) const;
