@@ -1,6 +1,7 @@
 #include "shoal/topo/fabric_units.hpp"
 
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "shoal/core/error.hpp"
@@ -44,6 +45,61 @@ FabricUnits fabric_units(const Fabric& fabric, int ranks) {
   for (NodeId v = 0; v < fabric.node_count(); ++v) {
     const Node& n = fabric.node(v);
     if (n.kind == NodeKind::kSwitch && !by_server) units.switch_unit[v] = group_of_switch(n);
+  }
+  return units;
+}
+
+FabricUnits nic_units(const Fabric& fabric, int ranks) {
+  const std::uint32_t servers = fabric.server_count();
+  if (servers < static_cast<std::uint32_t>(ranks)) {
+    throw Error("partition strategy weighted: " + std::to_string(servers) +
+                " servers cannot fill " + std::to_string(ranks) + " ranks; use fewer ranks");
+  }
+  // Servers and switches as one set of items (server s, then node v at
+  // servers + v), joined along every NIC link.
+  std::vector<std::uint32_t> parent(std::size_t{servers} + fabric.node_count());
+  std::iota(parent.begin(), parent.end(), 0u);
+  auto root = [&](std::uint32_t i) {
+    while (parent[i] != i) i = parent[i] = parent[parent[i]];
+    return i;
+  };
+  const std::uint32_t per_server = fabric.gpus_per_server();
+  for (GpuId g = 0; g < fabric.gpu_count(); ++g) {
+    for (const LinkId l : fabric.nic_links(g)) {
+      const NodeId to = fabric.link(l).to;
+      if (fabric.node(to).kind != NodeKind::kSwitch) continue;
+      const std::uint32_t a = root(g / per_server);
+      const std::uint32_t b = root(servers + to);
+      parent[std::max(a, b)] = std::min(a, b);  // a server's set is named by its first server
+    }
+  }
+  FabricUnits units;
+  units.server_unit.resize(servers);
+  units.switch_unit.assign(fabric.node_count(), -1);
+  std::vector<std::int64_t> unit_of_root(parent.size(), -1);
+  for (std::uint32_t s = 0; s < servers; ++s) {
+    std::int64_t& unit = unit_of_root[root(s)];
+    if (unit < 0) unit = units.count++;
+    units.server_unit[s] = unit;
+  }
+  if (units.count >= ranks) {
+    for (NodeId v = 0; v < fabric.node_count(); ++v) {
+      if (fabric.node(v).kind == NodeKind::kSwitch) {
+        units.switch_unit[v] = unit_of_root[root(servers + v)];  // -1: no NIC reaches it
+      }
+    }
+    return units;
+  }
+  // Too few to fill the ranks: each server, then each NIC switch as GPUs reach it.
+  units.count = servers;
+  for (std::uint32_t s = 0; s < servers; ++s) units.server_unit[s] = s;
+  for (GpuId g = 0; g < fabric.gpu_count(); ++g) {
+    for (const LinkId l : fabric.nic_links(g)) {
+      const NodeId to = fabric.link(l).to;
+      if (fabric.node(to).kind == NodeKind::kSwitch && units.switch_unit[to] < 0) {
+        units.switch_unit[to] = units.count++;
+      }
+    }
   }
   return units;
 }

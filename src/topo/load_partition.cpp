@@ -14,31 +14,26 @@ core::Partition partition_by_load(const Fabric& fabric, int ranks, const GpuLoad
   if (slices == 0 || load.load.size() != std::size_t{fabric.gpu_count()} * slices) {
     throw Error("internal: a weighted partition's load is not one row of slices per GPU");
   }
-  // Units: each server, and each switch a GPU's NIC reaches (its leaf or
-  // rail switch), which carries its GPUs' cells. Servers rather than leaves
-  // with their servers: servers that work in step (an EP group's, say) then
-  // go to different ranks, which balances every window, not only each slice;
-  // the cells that cross ranks as a result cost less than the waiting.
-  const std::uint32_t servers = fabric.server_count();
-  if (servers < static_cast<std::uint32_t>(ranks)) {
-    throw Error("partition strategy weighted: " + std::to_string(servers) +
-                " servers cannot fill " + std::to_string(ranks) + " ranks; use fewer ranks");
-  }
-  FabricUnits units;
-  units.server_unit.resize(servers);
-  for (std::uint32_t s = 0; s < servers; ++s) units.server_unit[s] = s;
-  units.switch_unit.assign(fabric.node_count(), -1);
-  units.count = servers;
-  const std::uint32_t per_server = fabric.gpus_per_server();
-  std::vector<std::int64_t> gpu_units;  // by GPU: its server's unit, then its first switches'
+  // Units: a leaf with its servers (nic_units), not each server and leaf
+  // apart. Servers that work in step (an EP group's) then share a rank, which
+  // balances each window a little less evenly; but a flow's cells and bytes
+  // stay on its GPUs' ranks, so few events cross ranks and each rank holds
+  // only the flows its GPUs send or receive, not also those its leaves count.
+  const FabricUnits units = nic_units(fabric, ranks);
+  // By GPU: the units its load counts in, its server's and then its NIC
+  // switches' where those are apart (each counted once).
+  std::vector<std::int64_t> gpu_units;
   std::vector<std::size_t> gpu_unit_begin(std::size_t{fabric.gpu_count()} + 1, 0);
+  const std::uint32_t per_server = fabric.gpus_per_server();
   for (GpuId g = 0; g < fabric.gpu_count(); ++g) {
-    gpu_units.push_back(g / per_server);
+    const std::size_t begin = gpu_units.size();
+    gpu_units.push_back(units.server_unit[g / per_server]);
     for (const LinkId l : fabric.nic_links(g)) {
-      const NodeId to = fabric.link(l).to;
-      if (fabric.node(to).kind != NodeKind::kSwitch) continue;
-      if (units.switch_unit[to] < 0) units.switch_unit[to] = units.count++;
-      gpu_units.push_back(units.switch_unit[to]);
+      const std::int64_t unit = units.switch_unit[fabric.link(l).to];
+      if (unit >= 0 && std::find(gpu_units.begin() + static_cast<std::ptrdiff_t>(begin),
+                                 gpu_units.end(), unit) == gpu_units.end()) {
+        gpu_units.push_back(unit);
+      }
     }
     gpu_unit_begin[std::size_t{g} + 1] = gpu_units.size();
   }

@@ -10,8 +10,11 @@
 #include <vector>
 
 #include "shoal/core/comm.hpp"
+#include "shoal/exec/fragment.hpp"
 #include "shoal/exec/pilot.hpp"
+#include "shoal/net/network.hpp"
 #include "shoal/topo/builders.hpp"
+#include "shoal/topo/load_partition.hpp"
 #include "work/training_cases.hpp"
 
 namespace shoal::exec {
@@ -77,6 +80,34 @@ TEST(PilotMpi, FlowsTakeTheirPathsLatencyOnTheInstantNetworkWithLatency) {
         << "flow " << f;
   }
   EXPECT_EQ(run.results.bytes_delivered, job.dag.total_bytes());
+}
+
+TEST(PilotMpi, AWeightedPartitionHoldsOnlyTheFlowsARanksGpusSendOrReceive) {
+  // A flow's bytes are counted at its receiver's leaf (delivery on send):
+  // the weighted partition keeps each leaf with its servers, so no rank holds
+  // a flow only because one of its switches counts it.
+  const core::Comm world = core::Comm::world();
+  const Job job = small_moe_job();
+  net::NetworkOptions network;
+  network.cell_size = 64 * 1024;
+  ASSERT_TRUE(network.deliver_on_send);
+  const PilotLoad pilot = pilot_load(world, job.fabric, job.dag, network, {}, 7, 64);
+  const core::Partition weighted = topo::partition_by_load(job.fabric, world.size(), pilot.load);
+  const work::DagFragment fragment = rank_fragment(job.fabric, network, weighted, world.rank());
+  const std::vector<topo::NodeId> inbound = net::Network::inbound_nodes(job.fabric, network);
+  std::size_t at_switches = 0;
+  std::size_t held = 0;
+  for (const work::Flow& f : job.dag.all_flows()) {
+    at_switches +=
+        net::Network::counted_at(job.fabric, inbound, f.src, f.dst) != job.fabric.gpu_node(f.dst);
+    const bool own = fragment.owns[f.src] || fragment.owns[f.dst];
+    held += own;
+    ASSERT_EQ(fragment.keep(f), own) << f.src << " -> " << f.dst;
+  }
+  EXPECT_GT(at_switches, 0u) << "no flow counted at a switch: nothing tested";
+  if (world.size() > 1) {
+    EXPECT_LT(held, job.dag.all_flows().size());
+  }
 }
 
 }  // namespace

@@ -23,6 +23,15 @@ struct FabricUnits {
 /// cannot fill them (fewer servers than ranks).
 FabricUnits fabric_units(const Fabric& fabric, int ranks);
 
+/// The weighted strategy's units: each server joined with the switches its
+/// GPUs' NICs reach, and with every server those reach too (a leaf with its
+/// servers in a fat tree, a segment in a rail-optimized fabric). A flow's
+/// bytes are counted at its receiver's NIC switch, so such units put every
+/// flow's sender, receiver and counting node on their GPUs' ranks. Where there
+/// are fewer of them than ranks: each server, and each such switch, apart.
+/// An Error where the fabric has fewer servers than ranks.
+FabricUnits nic_units(const Fabric& fabric, int ranks);
+
 /// The partition that puts unit u on unit_rank[u] and spreads the other
 /// switches round-robin, described as `description`.
 core::Partition place_units(const Fabric& fabric, const FabricUnits& units, int ranks,

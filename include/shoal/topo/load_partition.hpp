@@ -21,8 +21,8 @@ struct GpuLoad {
   std::vector<std::uint64_t> load;
 };
 
-/// Units (each server; each switch a NIC reaches, loaded with its GPUs'
-/// load; other switches spread round-robin) largest first, each to the rank whose load so far
+/// Units (nic_units: a leaf with its servers, loaded with its GPUs' load;
+/// other switches spread round-robin) largest first, each to the rank whose load so far
 /// overlaps its own least (the smallest sum over slices of the two products): that keeps the sum
 /// over slices and ranks of the squared rank loads small, which is the time ranks spend waiting on
 /// one another. Ties go to the rank with the least load, then the fewest units, then the lowest

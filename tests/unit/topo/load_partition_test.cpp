@@ -69,10 +69,10 @@ TEST(WeightedPartition, BalancesEverySliceOfAStagedLoad) {
     for (const auto& slices : rank_slices(f, p, load)) {
       for (const std::uint64_t s : slices) EXPECT_EQ(s, 6400u / static_cast<unsigned>(ranks));
     }
-    // Servers that work in step go to different ranks: neighbours alike
-    // (servers 2k and 2k + 1, GPUs 4k to 4k + 3) never share one.
-    for (GpuId g = 0; g < f.gpu_count(); g += 4) {
-      EXPECT_NE(rank_of(f, p, f.gpu_node(g)), rank_of(f, p, f.gpu_node(g + 2))) << g;
+    // A leaf and its four servers share a rank, so that every flow's sender,
+    // receiver and counting node (the receiver's leaf) are its GPUs' ranks.
+    for (GpuId g = 0; g < f.gpu_count(); ++g) {
+      EXPECT_EQ(rank_of(f, p, f.gpu_node(g)), rank_of(f, p, leaf_of(f, g))) << g;
     }
   }
   // The contrast: balanced by GPUs alone, two ranks split the stages two and
@@ -80,6 +80,63 @@ TEST(WeightedPartition, BalancesEverySliceOfAStagedLoad) {
   const core::Partition topology = partition_fabric(f, 2, "topology");
   for (const auto& slices : rank_slices(f, topology, load)) {
     for (const std::uint64_t s : slices) EXPECT_TRUE(s == 0 || s == 6400) << s;
+  }
+}
+
+TEST(WeightedPartition, FewerLeavesThanRanksPlacesServersAndLeavesApart) {
+  const Fabric f = sixteen_leaves();
+  // 20 ranks, 16 leaves: units are the 64 servers and the 16 leaves. Stage s
+  // (slice s) has 16 servers and 4 leaves, each leaf carrying its 4 servers'
+  // load: every rank gets units, and no rank holds more of a slice than a
+  // leaf's share plus a server's.
+  const GpuLoad load = staged_load(f);
+  const core::Partition p = partition_by_load(f, 20, load);
+  const auto per_rank = p.entities_per_rank(f.layout());
+  ASSERT_EQ(per_rank.size(), 20u);
+  for (const auto n : per_rank) EXPECT_GT(n, 0);
+  bool split = false;
+  for (GpuId g = 0; g < f.gpu_count(); ++g) {
+    split = split || rank_of(f, p, f.gpu_node(g)) != rank_of(f, p, leaf_of(f, g));
+  }
+  EXPECT_TRUE(split);
+  for (const auto& slices : rank_slices(f, p, load)) {
+    for (const std::uint64_t s : slices) EXPECT_LE(s, 800u + 200u) << s;
+  }
+}
+
+TEST(WeightedPartition, KeepsEveryNicSwitchWithItsServersOnEveryFabric) {
+  // Two segments of a dual-plane rail-optimized fabric; a multi-plane fat
+  // tree (each server's GPUs on 8 planes' leaves); a 3-tier fat tree.
+  RailSpec rail;
+  rail.base.gpus = 128;
+  rail.radix = 16;
+  rail.dual_plane = true;
+  MultiPlaneSpec planes;
+  planes.base.gpus = 256;
+  planes.radix = 8;
+  FatTreeSpec three;
+  three.base.gpus = 128;
+  three.base.gpus_per_server = 4;
+  three.tiers = 3;
+  three.radix = 8;
+  const Fabric fabrics[] = {build_rail_optimized(rail), build_multi_plane(planes),
+                            build_fat_tree(three)};
+  for (const Fabric& f : fabrics) {
+    SCOPED_TRACE(f.description());
+    GpuLoad load{1, std::vector<std::uint64_t>(f.gpu_count(), 1)};
+    const core::Partition p = partition_by_load(f, 2, load);
+    std::vector<int> gpus_of_rank(2, 0);
+    for (GpuId g = 0; g < f.gpu_count(); ++g) {
+      const int rank = rank_of(f, p, f.gpu_node(g));
+      ++gpus_of_rank[static_cast<std::size_t>(rank)];
+      for (const LinkId l : f.nic_links(g)) {
+        const NodeId to = f.link(l).to;
+        if (f.node(to).kind == NodeKind::kSwitch) {
+          EXPECT_EQ(rank_of(f, p, to), rank) << g;
+        }
+      }
+    }
+    EXPECT_EQ(gpus_of_rank[0], gpus_of_rank[1]);
   }
 }
 
@@ -100,10 +157,11 @@ TEST(WeightedPartition, UnevenTotalsGoToTheLightestRank) {
   const core::Partition p = partition_by_load(f, 2, load);
   const auto slices = rank_slices(f, p, load);
   // 2 x 8 x (1 + ... + 16) = 2,176 in all: largest first onto the lighter
-  // rank ends within the smallest unit's weight (a server of leaf 0: 2) of half.
+  // rank ends within the smallest unit's weight (leaf 0 with its servers:
+  // 2 x 8 x 1 = 16) of half.
   EXPECT_EQ(slices[0][0] + slices[1][0], 2176u);
   EXPECT_LE(slices[0][0] > slices[1][0] ? slices[0][0] - slices[1][0] : slices[1][0] - slices[0][0],
-            2u);
+            16u);
 }
 
 TEST(WeightedPartition, RejectsALoadOfTheWrongShape) {
