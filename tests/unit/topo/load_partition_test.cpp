@@ -164,10 +164,17 @@ TEST(WeightedPartition, UnevenTotalsGoToTheLightestRank) {
             16u);
 }
 
-TEST(WeightedPartition, RejectsALoadOfTheWrongShape) {
+TEST(WeightedPartition, RejectsALoadOfTheWrongShapeAndRanksWithoutServers) {
   const Fabric f = sixteen_leaves();
   EXPECT_THROW(partition_by_load(f, 2, GpuLoad{2, std::vector<std::uint64_t>(5, 0)}), Error);
   EXPECT_THROW(partition_by_load(f, 2, GpuLoad{0, {}}), Error);
+  try {
+    partition_by_load(f, 65, GpuLoad{1, std::vector<std::uint64_t>(f.gpu_count(), 1)});
+    ADD_FAILURE() << "65 ranks from 64 servers";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(),
+                 "partition strategy weighted: 64 servers cannot fill 65 ranks; use fewer ranks");
+  }
 }
 
 }  // namespace
