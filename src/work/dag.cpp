@@ -73,8 +73,13 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
     after_refs = &tasks_.back().after;
     if (!whole_) held_task_ids_.push_back(node.index);
   } else {
+    if (foreign_names_.size() + name.size() > UINT32_MAX) {
+      throw Error("workload: the tasks of other ranks' GPUs have more than 4 GiB of names");
+    }
     make_room(foreign_tasks_, 1);
-    foreign_tasks_.push_back({store_name(name), gpu});
+    make_room(foreign_names_, name.size());
+    foreign_names_.insert(foreign_names_.end(), name.begin(), name.end());
+    foreign_tasks_.push_back({static_cast<std::uint32_t>(foreign_names_.size()), gpu});
     foreign_after_.emplace_back();
     after_refs = &foreign_after_.back();
   }
@@ -184,7 +189,7 @@ std::optional<NodeRef> Dag::find(std::string_view name) const {
 std::string_view Dag::name(NodeRef node) const {
   if (node.kind == NodeRef::Kind::kCoflow) return coflows_[node.index].name;
   if (holds_task(TaskId{node.index})) return tasks_[task_slot(TaskId{node.index})].name;
-  return foreign_tasks_[foreign_slot(node.index)].name;
+  return foreign_name(foreign_slot(node.index));
 }
 
 std::string Dag::describe(NodeRef node) const {

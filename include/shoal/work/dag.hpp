@@ -303,14 +303,22 @@ class Dag {
   std::size_t slot(FlowId flow) const { return held_flows_.slot(flow); }
   // A fragment's tasks: which it holds (their ids), and the others' names and
   // GPUs by their order among the others, with their dependencies until
-  // drop_foreign_dependencies.
+  // drop_foreign_dependencies. The others' names lie end to end in
+  // foreign_names_, each ending where its task says: 8 bytes a task where a
+  // view and a GPU took 24, for the tasks of every other rank.
   struct ForeignTask {
-    std::string_view name;
+    std::uint32_t name_end = 0;
     GpuId gpu = 0;
   };
+  static_assert(sizeof(ForeignTask) == 8);
   HeldSet held_tasks_;
   std::vector<std::uint32_t> held_task_ids_;
   std::vector<ForeignTask> foreign_tasks_;
+  std::vector<char> foreign_names_;
+  std::string_view foreign_name(std::size_t slot) const {
+    const std::uint32_t begin = slot == 0 ? 0 : foreign_tasks_[slot - 1].name_end;
+    return {foreign_names_.data() + begin, foreign_tasks_[slot].name_end - begin};
+  }
   std::vector<std::span<const NodeRef>> foreign_after_;
   StableArena<NodeRef> foreign_refs_;
   bool foreign_dropped_ = false;
