@@ -138,6 +138,8 @@ class Dag {
   void validate(GpuId gpu_count) const;
 
   std::optional<NodeRef> find(std::string_view name) const;
+  /// Any node's name. That of a task a fragment does not hold is valid only
+  /// until the next task is added (its names lie in one growing array).
   std::string_view name(NodeRef node) const;
   /// The tasks it holds, in order: in a whole DAG every task, by TaskId
   /// (held_task_id gives a fragment's ids).
