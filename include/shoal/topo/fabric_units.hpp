@@ -1,7 +1,8 @@
-// The units a fabric partition keeps whole: a leaf with its servers (a pod in
-// a 3-tier fat tree, a segment in a rail-optimized fabric), or each server
-// where there are fewer such groups than ranks. Partition strategies place
-// units on ranks; switches outside every unit are spread over the ranks.
+// The units a fabric partition keeps whole: for `topology` a leaf with its
+// servers (a pod in a 3-tier fat tree, a segment in a rail-optimized fabric),
+// for `weighted` each leaf with its servers (nic_units); each server where
+// there are fewer such groups than ranks. Partition strategies place units on
+// ranks; switches outside every unit are spread over the ranks.
 #pragma once
 
 #include <cstdint>
