@@ -7,6 +7,18 @@
 #include "shoal/core/error.hpp"
 
 namespace shoal::topo {
+namespace {
+
+/// Units of single servers need a server for every rank.
+void require_a_server_per_rank(const Fabric& fabric, int ranks, const char* strategy) {
+  const std::uint32_t servers = fabric.server_count();
+  if (servers < static_cast<std::uint32_t>(ranks)) {
+    throw Error(std::string("partition strategy ") + strategy + ": " + std::to_string(servers) +
+                " servers cannot fill " + std::to_string(ranks) + " ranks; use fewer ranks");
+  }
+}
+
+}  // namespace
 
 FabricUnits fabric_units(const Fabric& fabric, int ranks) {
   bool has_core = false;
@@ -29,10 +41,7 @@ FabricUnits fabric_units(const Fabric& fabric, int ranks) {
   }
   const std::uint32_t servers = fabric.server_count();
   const bool by_server = groups < ranks;
-  if (by_server && servers < static_cast<std::uint32_t>(ranks)) {
-    throw Error("partition strategy topology: " + std::to_string(servers) +
-                " servers cannot fill " + std::to_string(ranks) + " ranks; use fewer ranks");
-  }
+  if (by_server) require_a_server_per_rank(fabric, ranks, "topology");
   FabricUnits units;
   units.count = by_server ? servers : groups;
   units.server_unit.resize(servers);
@@ -50,11 +59,8 @@ FabricUnits fabric_units(const Fabric& fabric, int ranks) {
 }
 
 FabricUnits nic_units(const Fabric& fabric, int ranks) {
+  require_a_server_per_rank(fabric, ranks, "weighted");
   const std::uint32_t servers = fabric.server_count();
-  if (servers < static_cast<std::uint32_t>(ranks)) {
-    throw Error("partition strategy weighted: " + std::to_string(servers) +
-                " servers cannot fill " + std::to_string(ranks) + " ranks; use fewer ranks");
-  }
   // Servers and switches as one set of items (server s, then node v at
   // servers + v), joined along every NIC link.
   std::vector<std::uint32_t> parent(std::size_t{servers} + fabric.node_count());
