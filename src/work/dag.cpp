@@ -46,17 +46,19 @@ void Dag::add_name(const std::string& name, NodeRef node) {
 }
 
 namespace {
-void check_gpu_id(const std::string& node, GpuId gpu) {
+// `kind` and `name` make the message only when it is thrown: this runs for
+// every flow.
+void check_gpu_id(std::string_view kind, std::string_view name, GpuId gpu) {
   if (gpu > kMaxGpuId) {
-    throw Error(node + ": GPU " + std::to_string(gpu) + " is beyond the largest GPU id " +
-                std::to_string(kMaxGpuId));
+    throw Error(std::string(kind) + " \"" + std::string(name) + "\": GPU " + std::to_string(gpu) +
+                " is beyond the largest GPU id " + std::to_string(kMaxGpuId));
   }
 }
 }  // namespace
 
 NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<std::string> after,
                       const TaskLabels& labels) {
-  check_gpu_id("task \"" + name + "\"", gpu);
+  check_gpu_id("task", name, gpu);
   const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(task_count())};
   if (task_count() >= UINT32_MAX) throw Error("internal: more than 2^32 tasks");
   add_name(name, node);
@@ -116,7 +118,7 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
                         std::span<const Flow> flows, std::vector<std::string> after) {
   Bytes bytes = 0;
   for (const Flow& f : flows) {
-    check_gpu_id("coflow \"" + name + "\"", std::max(f.src, f.dst));
+    check_gpu_id("coflow", name, std::max(f.src, f.dst));
     bytes += f.bytes;
     flow_gpus_used_ = std::max({flow_gpus_used_, f.src + 1, f.dst + 1});
   }
