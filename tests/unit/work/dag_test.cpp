@@ -260,9 +260,11 @@ TEST(Dag, GpuIdsStopAtTheLargestEntityId) {
   add_coflow(flows, "c", {{0, kMaxGpuId, 1}});
   EXPECT_EQ(flows.gpus_used(), kMaxGpuId + 1);
   Dag big;
-  EXPECT_THROW(big.add_task("t", kMaxGpuId + 1, 1, {}), shoal::Error);
-  const std::vector<Flow> too_far{{kMaxGpuId + 1, 0, 1}};
-  EXPECT_THROW(big.add_coflow("c", {}, 0, too_far, {}), shoal::Error);
+  EXPECT_TRUE(Has(error_of([&] { big.add_task("t", kMaxGpuId + 1, 1, {}); }),
+                  "task \"t\": GPU 16777216 is beyond the largest GPU id 16777215"));
+  const std::vector<Flow> too_far{{0, 1, 1}, {kMaxGpuId + 1, 0, 1}};
+  EXPECT_TRUE(Has(error_of([&] { big.add_coflow("c", {}, 0, too_far, {}); }),
+                  "coflow \"c\": GPU 16777216 is beyond the largest GPU id 16777215"));
 }
 
 TEST(Dag, TotalBytesSumsEveryCoflow) {
