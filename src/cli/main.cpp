@@ -10,6 +10,7 @@
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/comm.hpp"
 #include "shoal/core/fatal_signal.hpp"
+#include "shoal/core/free_heap.hpp"
 #include "shoal/output/build_info.hpp"
 
 namespace {
@@ -49,6 +50,7 @@ void add_version_command(CLI::App& app, Action& action) {
 }  // namespace shoal::cli
 
 int main(int argc, char** argv) {
+  shoal::core::map_large_blocks();
   shoal::core::MpiSession mpi(argc, argv);
   const shoal::core::Comm world = shoal::core::Comm::world();
   shoal::core::install_fatal_signal_handlers(world.rank());

@@ -16,4 +16,16 @@ inline void release_free_heap() {
 #endif
 }
 
+/// Gives every block of 128 KiB or more a mapping of its own, for the whole
+/// process (main calls it first). glibc raises that threshold, up to 32 MiB,
+/// each time it frees such a block: once a weighted run's first DAG was
+/// freed, the second DAG's growing arrays came from the heap, and each
+/// doubling left its old array there, resident. A mapped block goes back
+/// when freed, and grows by remapping (GrowingArray), without a copy.
+inline void map_large_blocks() {
+#ifdef __GLIBC__
+  ::mallopt(M_MMAP_THRESHOLD, 128 * 1024);
+#endif
+}
+
 }  // namespace shoal::core

@@ -4,8 +4,9 @@
 // A std::vector grows or shrinks by copying into a new block, so for a moment
 // it holds both. For the DAG's flows, hundreds of megabytes at 8,192 GPUs,
 // that moment would be a rank's peak. A large block (above glibc's mmap
-// threshold, at most 32 MiB) is remapped instead: growing moves its pages,
-// shrinking returns its tail pages, and neither copies.
+// threshold, which shoal fixes at 128 KiB: core/free_heap.hpp) is remapped
+// instead: growing moves its pages, shrinking returns its tail pages, and
+// neither copies.
 #pragma once
 
 #include <algorithm>
@@ -67,11 +68,20 @@ class GrowingArray {
     size_ += values.size();
   }
 
+  /// Grows or shrinks to `size` values, new ones zero (all bytes 0), with
+  /// the room it has or, growing past it, as append does.
+  void resize(std::size_t size) {
+    if (size > capacity_) reserve(std::max(size, 2 * capacity_));
+    if (size > size_) std::memset(static_cast<void*>(data_ + size_), 0, (size - size_) * sizeof(T));
+    size_ = size;
+  }
+
   std::size_t size() const { return size_; }
   std::size_t capacity() const { return capacity_; }
   bool empty() const { return size_ == 0; }
   const T& operator[](std::size_t i) const { return data_[i]; }
   const T* data() const { return data_; }
+  T* data() { return data_; }
   const T* begin() const { return data_; }
   const T* end() const { return data_ + size_; }
   operator std::span<const T>() const { return {data_, size_}; }

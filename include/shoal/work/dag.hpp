@@ -283,7 +283,9 @@ class Dag {
   static_assert(sizeof(Flow) == 16 && offsetof(Flow, dst) == 4 && sizeof(GpuId) == 4);
   static_assert(std::endian::native == std::endian::little,
                 "a narrow destination is the low bytes");
-  std::vector<std::byte> flow_dst_;
+  // Grown in place, as the flows are: a vector holds its old and new arrays
+  // at once as it grows, and every rank keeps every flow's destination.
+  core::GrowingArray<std::byte> flow_dst_;
   /// A whole DAG's destinations are in its flows, wherever their array is now.
   void point_at_flows() {
     dst_ = flows_.empty() ? nullptr : reinterpret_cast<const std::byte*>(&flows_.data()->dst);

@@ -44,6 +44,21 @@ TEST(GrowingArray, KeepsItsValuesAsItGrowsAndShrinks) {
   EXPECT_EQ(empty.data(), nullptr);
 }
 
+TEST(GrowingArray, ResizeZeroesWhatItAddsAndKeepsTheRest) {
+  GrowingArray<std::uint32_t> array;
+  const std::vector<std::uint32_t> values{7, 8, 9};
+  array.append(values);
+  array.resize(2);
+  EXPECT_EQ(array.size(), 2u);
+  array.resize(1000);  // past its room: grows, and the dropped 9 comes back as 0
+  ASSERT_EQ(array.size(), 1000u);
+  EXPECT_EQ(array[0], 7u);
+  EXPECT_EQ(array[1], 8u);
+  for (std::size_t i = 2; i < array.size(); ++i) ASSERT_EQ(array[i], 0u) << i;
+  array.data()[999] = 5;
+  EXPECT_EQ(array[999], 5u);
+}
+
 TEST(GrowingArray, AppendGrowsByAtLeastDoubling) {
   GrowingArray<std::uint64_t> array;
   const std::vector<std::uint64_t> one{1};
