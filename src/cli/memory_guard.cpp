@@ -112,11 +112,8 @@ exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
   recording.compute_rows = record;
   recording.flow_rows = record && setup.output_flows;
   for (const exec::Milestone& m : setup.milestones) {
-    const auto dot = m.at.rfind('.');
-    if (dot == std::string::npos) continue;  // phase-end, last-byte
-    const auto node = setup.dag.find(std::string_view(m.at).substr(0, dot));
-    if (node && node->kind == work::NodeRef::Kind::kTask) {
-      recording.watched_tasks.push_back(work::TaskId{node->index});
+    if (m.node && m.node->kind == work::NodeRef::Kind::kTask) {  // not phase-end, last-byte
+      recording.watched_tasks.push_back(work::TaskId{m.node->index});
     }
   }
   return recording;

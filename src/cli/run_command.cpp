@@ -298,7 +298,7 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
   };
   for (const exec::Milestone& m : setup.milestones) {
     row(m.label, [&](const PolicyOutcome& o) {
-      const Time t = exec::milestone_time(dag, o.results, m.at);
+      const Time t = exec::milestone_time(dag, o.results, m);
       return t < 0 ? std::string("-") : format_time(t);
     });
   }
@@ -339,12 +339,14 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       }
     });
     // The rule the ranks' fragments share, once every rank has built its own.
+    // Then no name is looked up again: the milestones found theirs.
     return ready && setup_everywhere(world, [&] {
              try {
                exec::check_sender_dependencies(world, setup.dag);
              } catch (const Error& e) {
                throw Error("workload " + setup.workload + ": " + e.what());
              }
+             setup.dag.drop_names();
            });
   };
   if (!read(std::nullopt)) return 1;

@@ -18,6 +18,7 @@
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
+#include "shoal/core/free_heap.hpp"
 #include "shoal/exec/scale_run.hpp"
 #include "shoal/sched/policy.hpp"
 #include "shoal/topo/fabric_config.hpp"
@@ -167,6 +168,8 @@ void prepare(const core::Comm& world, const ScaleArgs& args, Prepared& prep) {
   setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
   read_config(args.config, args.overrides, 1, setup);
   setup.dag.set_growth_check({});
+  setup.dag.drop_names();  // as `shoal run` does: the run looks no name up
+  core::release_free_heap();
   setup.engine.progress = args.progress && world.rank() == 0;
   prep.read_seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -58,18 +58,18 @@ std::uint64_t unfinished_flows(const work::Dag& dag, const RunResults& r) {
   return left;
 }
 
-Time milestone_time(const work::Dag& dag, const RunResults& r, const std::string& at) {
-  if (at == "phase-end") return phase_end(r);
-  if (at == "last-byte") return last_byte(r);
-  const auto dot = at.rfind('.');
-  const bool start = at.substr(dot + 1) == "start";
-  const work::NodeRef node = *dag.find(at.substr(0, dot));
+Time milestone_time(const work::Dag& dag, const RunResults& r, const Milestone& m) {
+  if (m.at == "phase-end") return phase_end(r);
+  if (m.at == "last-byte") return last_byte(r);
+  if (!m.node) throw Error("internal: milestone " + m.at + " was not found in the workload");
+  const bool start = m.at.substr(m.at.rfind('.') + 1) == "start";
+  const work::NodeRef node = *m.node;
   if (node.kind == work::NodeRef::Kind::kTask) {
     // Watched where the run kept no task's times (RecorderOptions::watched_tasks).
     const auto it = std::find(r.watched_tasks.begin(), r.watched_tasks.end(), node.index);
     const bool watched = it != r.watched_tasks.end();
     if (!watched && r.task_start.empty()) {
-      throw Error("internal: a milestone on task " + std::string(dag.name(node)) +
+      throw Error("internal: a milestone on task " + m.at.substr(0, m.at.rfind('.')) +
                   ", which the run did not watch");
     }
     const std::size_t i = watched ? static_cast<std::size_t>(it - r.watched_tasks.begin()) : 0;

@@ -65,8 +65,8 @@ std::vector<Milestone> read_milestones(config::ConfigFile& config, const work::D
   const std::size_t entries = config.entries("milestone");
   for (std::size_t i = 0; i < entries; ++i) {
     const std::string entry = "milestone[" + std::to_string(i) + "]";
-    Milestone m{config.string(entry, "label").value_or(""),
-                config.string(entry, "at").value_or("")};
+    Milestone m{config.string(entry, "label").value_or(""), config.string(entry, "at").value_or(""),
+                std::nullopt};
     if (m.label.empty() || m.at.empty()) {
       throw Error(prefix + entry +
                   ": give label = \"...\" and at = \"NAME.start\", "
@@ -79,7 +79,8 @@ std::vector<Milestone> read_milestones(config::ConfigFile& config, const work::D
         throw Error(prefix + entry + ".at: \"" + m.at +
                     "\" must be NAME.start, NAME.end, phase-end or last-byte");
       }
-      if (!dag.find(m.at.substr(0, dot))) {
+      m.node = dag.find(m.at.substr(0, dot));
+      if (!m.node) {
         throw Error(prefix + entry + ".at: no task or coflow named \"" + m.at.substr(0, dot) +
                     "\" in the workload");
       }

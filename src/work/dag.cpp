@@ -38,6 +38,7 @@ std::string_view coflow_type_name(CoflowType type) {
 }
 
 void Dag::add_name(const std::string& name, NodeRef node) {
+  if (names_dropped_) throw Error("internal: a node added to a DAG whose names were dropped");
   if (name.empty()) throw Error("a task or coflow needs a non-empty name");
   if (!names_.insert(name, node, name_of())) {
     throw Error("name \"" + name + "\" is used twice (task and coflow names must be unique)");
@@ -186,13 +187,21 @@ void Dag::add_fragment_flows(std::span<const Flow> flows) {
 }
 
 std::optional<NodeRef> Dag::find(std::string_view name) const {
+  if (names_dropped_) throw Error("internal: a name looked up after the DAG dropped its names");
   return names_.find(name, name_of());
 }
 
 std::string_view Dag::name(NodeRef node) const {
   if (node.kind == NodeRef::Kind::kCoflow) return coflows_[node.index].name;
   if (holds_task(TaskId{node.index})) return tasks_[task_slot(TaskId{node.index})].name;
+  if (names_dropped_) return kDroppedName;
   return foreign_name(foreign_slot(node.index));
+}
+
+void Dag::drop_names() {
+  names_ = NameIndex();
+  std::vector<char>().swap(foreign_names_);
+  names_dropped_ = true;
 }
 
 std::string Dag::describe(NodeRef node) const {

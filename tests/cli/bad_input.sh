@@ -190,8 +190,8 @@ expect_error run-unknown-partition "config $src/configs/examples/fat-tree-64.tom
   run2 run "$src/configs/examples/fat-tree-64.toml" --set run.partition=pods
 # The resource guard: a run that cannot fit is refused before it is built, on
 # every rank; a workload whose DAG alone outgrows the limit, while it is built.
-expect_error memory-guard "for the network and engine), over run.memory_limit = 105 MiB; raise the limit, use larger cells or a smaller workload" \
-  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=105MiB
+expect_error memory-guard "for the network and engine), over run.memory_limit = 100 MiB; raise the limit, use larger cells or a smaller workload" \
+  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=100MiB
 # The /link_util bins settle in scratch files beside the output: with no
 # run.end they fill their cap, which must fit in the space free there, and
 # the error names the cap.

@@ -35,6 +35,10 @@ sed '/^\[job\]/a pp_schedule = "interleaved"\nvirtual_stages = 2\nstage_layers =
 # And with DualPipe: 4 micro-batches fed from both ends of the 2 pipeline ranks.
 sed -e '/^\[job\]/a pp_schedule = "dualpipe"' -e 's/^micro_batches = .*/micro_batches = 4/' \
   "$dir/training.toml" >"$dir/dualpipe.toml"
+# Milestones on the last GPU's optimizer step (a task another rank holds) and
+# on a coflow: found by name before the ranks drop the names they do not hold.
+printf '\n[[milestone]]\nlabel = "GPU 63 steps"\nat = "j0.i0.g63.opt.end"\n' >>"$dir/training.toml"
+printf '\n[[milestone]]\nlabel = "layer 13 gathered"\nat = "j0.i0.L13.dpd0.ag.end"\n' >>"$dir/training.toml"
 # Context parallelism, Ulysses and a lengths file (LLaMA-7B on 16 GPUs), hermod.
 cp "$src/configs/examples/long-context-lengths.txt" "$dir/"
 sed -e "s|^job = .*|job = \"$src/jobs/llama-7b.toml\"|" -e 's/^name = "fair"/name = "hermod"/' \
@@ -79,6 +83,13 @@ for variant in ecmp spray adaptive-failures ecmp-failures hermod panel training 
   else
     echo "FAIL $variant at $ranks ranks differs from 1 rank:"
     diff <(report "$dir/$variant-1.out") <(report "$dir/$variant-$ranks.out") || true
+    failures=$((failures + 1))
+  fi
+done
+# The training job's milestones were reached, on a task another rank holds too.
+for ms in "GPU 63 steps" "layer 13 gathered"; do
+  if ! grep -qE "^  $ms +[0-9.]+ [mu]?s$" "$dir/training-$ranks.out"; then
+    echo "FAIL training at $ranks ranks: no time for milestone \"$ms\""
     failures=$((failures + 1))
   fi
 done

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -45,10 +46,12 @@ std::uint64_t unfinished_flows(const work::Dag& dag, const RunResults& r);
 struct Milestone {
   std::string label;
   std::string at;
+  /// The task or coflow `at` names, found when the config was read
+  /// (read_milestones): the DAG's names are dropped before the run.
+  std::optional<work::NodeRef> node;
 };
 
-/// The milestone's time, or -1 if it was not reached. `at` was checked
-/// against the DAG when the config was read (read_milestones).
-Time milestone_time(const work::Dag& dag, const RunResults& r, const std::string& at);
+/// The milestone's time, or -1 if it was not reached.
+Time milestone_time(const work::Dag& dag, const RunResults& r, const Milestone& m);
 
 }  // namespace shoal::exec

@@ -137,10 +137,18 @@ class Dag {
   /// and leaves the coflows' dependencies to sender_dependencies.
   void validate(GpuId gpu_count) const;
 
+  /// The node named `name`; an internal Error after drop_names.
   std::optional<NodeRef> find(std::string_view name) const;
   /// Any node's name. That of a task a fragment does not hold is valid only
-  /// until the next task is added (its names lie in one growing array).
+  /// until the next task is added (its names lie in one growing array), and
+  /// after drop_names it is kDroppedName.
   std::string_view name(NodeRef node) const;
+  static constexpr std::string_view kDroppedName = "(a task of another rank)";
+  /// Once the workload is checked and what a config names in it is found:
+  /// frees the index of names and the names of the tasks it does not hold,
+  /// which every rank kept for the whole DAG. Its own tasks and every coflow
+  /// keep their names, for the reports. No node can be added after it.
+  void drop_names();
   /// The tasks it holds, in order: in a whole DAG every task, by TaskId
   /// (held_task_id gives a fragment's ids).
   const std::vector<ComputeTask>& tasks() const { return tasks_; }
@@ -335,6 +343,7 @@ class Dag {
   std::span<const NodeRef>& task_after(std::uint32_t t);
   std::span<const NodeRef> task_after(std::uint32_t t) const;
   NameIndex names_;
+  bool names_dropped_ = false;
   StableArena<char> name_chars_;
   StableArena<NodeRef> after_refs_;
   // The dependency names of the nodes that named a node not yet added, for

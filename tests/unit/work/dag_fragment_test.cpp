@@ -10,11 +10,15 @@
 #include <utility>
 #include <vector>
 
+#include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/work/dag.hpp"
 
 namespace shoal::work {
 namespace {
+
+using shoal::test::error_of;
+using shoal::test::Has;
 
 /// `coflows` coflows of 1 to 70 flows each (some straddle a 64-flow word of
 /// the held bits), GPU ids up to `top`.
@@ -232,6 +236,28 @@ TEST(DagFragment, HoldsTheTasksOfItsGpusAndNamesTheOthers) {
   part.drop_foreign_dependencies();
   EXPECT_EQ(part.task(x0).after.size(), 1u);
   EXPECT_THROW(part.validate(4), Error) << "the check for cycles needs what was dropped";
+}
+
+TEST(DagFragment, DropsTheNamesOfOtherGpusTasksAndTheIndexOnceBuilt) {
+  const Dag whole = tasks_fragment(false, {"x2"});
+  Dag part = tasks_fragment(true, {"x2"});
+  ASSERT_EQ(check_of(part), "");
+  part.drop_foreign_dependencies();
+  const TaskId y2{0}, x0{1}, x2{2};
+  const std::string held(part.name({NodeRef::Kind::kTask, x0}));
+  part.drop_names();
+  // Its own task and every coflow keep their names, for the reports.
+  EXPECT_EQ(part.name({NodeRef::Kind::kTask, x0}), held);
+  for (std::uint32_t c = 0; c < part.coflows().size(); ++c) {
+    const NodeRef coflow{NodeRef::Kind::kCoflow, c};
+    EXPECT_EQ(part.name(coflow), whole.name(coflow));
+  }
+  EXPECT_EQ(part.name({NodeRef::Kind::kTask, y2}), Dag::kDroppedName);
+  EXPECT_EQ(part.name({NodeRef::Kind::kTask, x2}), Dag::kDroppedName);
+  EXPECT_EQ(part.task_gpu(x2), 2u) << "another rank's task keeps its GPU";
+  EXPECT_TRUE(Has(error_of([&] { (void)part.find(held); }), "internal: a name looked up after"));
+  EXPECT_TRUE(Has(error_of([&] { part.add_task("late", 0, 1, {}); }),
+                  "internal: a node added to a DAG whose names were dropped"));
 }
 
 TEST(DagFragment, ChecksTheTasksOfOtherGpusForCyclesAndNames) {
