@@ -81,9 +81,10 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
     }
     make_room(foreign_tasks_, 1);
     make_room(foreign_names_, name.size());
-    foreign_names_.insert(foreign_names_.end(), name.begin(), name.end());
+    foreign_names_.append(std::span<const char>(name.data(), name.size()));
     foreign_tasks_.push_back({static_cast<std::uint32_t>(foreign_names_.size()), gpu});
-    foreign_after_.emplace_back();
+    make_room(foreign_after_, 1);
+    foreign_after_.push_back({});
     after_refs = &foreign_after_.back();
   }
   if (!whole_) held_tasks_.add(held);
@@ -110,7 +111,7 @@ std::span<const NodeRef> Dag::task_after(std::uint32_t t) const {
 
 void Dag::drop_foreign_dependencies() {
   if (whole_) return;
-  std::vector<std::span<const NodeRef>>().swap(foreign_after_);
+  foreign_after_ = core::GrowingArray<std::span<const NodeRef>>();
   foreign_refs_ = StableArena<NodeRef>();
   foreign_dropped_ = true;
 }
@@ -200,7 +201,7 @@ std::string_view Dag::name(NodeRef node) const {
 
 void Dag::drop_names() {
   names_ = NameIndex();
-  std::vector<char>().swap(foreign_names_);
+  foreign_names_ = core::GrowingArray<char>();
   names_dropped_ = true;
 }
 

@@ -68,6 +68,10 @@ class GrowingArray {
     size_ += values.size();
   }
 
+  void push_back(const T& value) {
+    if (size_ == capacity_) reserve(std::max<std::size_t>(1, 2 * capacity_));
+    data_[size_++] = value;
+  }
   /// Grows or shrinks to `size` values, new ones zero (all bytes 0), with
   /// the room it has or, growing past it, as append does.
   void resize(std::size_t size) {
@@ -80,6 +84,8 @@ class GrowingArray {
   std::size_t capacity() const { return capacity_; }
   bool empty() const { return size_ == 0; }
   const T& operator[](std::size_t i) const { return data_[i]; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  T& back() { return data_[size_ - 1]; }
   const T* data() const { return data_; }
   T* data() { return data_; }
   const T* begin() const { return data_; }

@@ -325,13 +325,16 @@ class Dag {
   static_assert(sizeof(ForeignTask) == 8);
   HeldSet held_tasks_;
   std::vector<std::uint32_t> held_task_ids_;
-  std::vector<ForeignTask> foreign_tasks_;
-  std::vector<char> foreign_names_;
+  // These three grow in place (core/growing_array.hpp): they hold an entry
+  // for every task of every other rank, and a vector's growth would hold
+  // the old array beside the new, at the build's peak.
+  core::GrowingArray<ForeignTask> foreign_tasks_;
+  core::GrowingArray<char> foreign_names_;
   std::string_view foreign_name(std::size_t slot) const {
     const std::uint32_t begin = slot == 0 ? 0 : foreign_tasks_[slot - 1].name_end;
     return {foreign_names_.data() + begin, foreign_tasks_[slot].name_end - begin};
   }
-  std::vector<std::span<const NodeRef>> foreign_after_;
+  core::GrowingArray<std::span<const NodeRef>> foreign_after_;
   StableArena<NodeRef> foreign_refs_;
   bool foreign_dropped_ = false;
   std::uint32_t task_iterations_ = 0;

@@ -44,7 +44,7 @@ TEST(GrowingArray, KeepsItsValuesAsItGrowsAndShrinks) {
   EXPECT_EQ(empty.data(), nullptr);
 }
 
-TEST(GrowingArray, ResizeZeroesWhatItAddsAndKeepsTheRest) {
+TEST(GrowingArray, ResizeZeroesWhatItAddsAndPushBackAppendsOne) {
   GrowingArray<std::uint32_t> array;
   const std::vector<std::uint32_t> values{7, 8, 9};
   array.append(values);
@@ -57,6 +57,14 @@ TEST(GrowingArray, ResizeZeroesWhatItAddsAndKeepsTheRest) {
   for (std::size_t i = 2; i < array.size(); ++i) ASSERT_EQ(array[i], 0u) << i;
   array.data()[999] = 5;
   EXPECT_EQ(array[999], 5u);
+  array[998] = 4;
+  array.push_back(6);
+  ASSERT_EQ(array.size(), 1001u);
+  EXPECT_EQ(array[998], 4u);
+  EXPECT_EQ(array.back(), 6u);
+  GrowingArray<std::uint32_t> pushed;
+  for (std::uint32_t i = 0; i < 5000; ++i) pushed.push_back(i);
+  for (std::uint32_t i = 0; i < 5000; ++i) ASSERT_EQ(pushed[i], i);
 }
 
 TEST(GrowingArray, AppendGrowsByAtLeastDoubling) {
