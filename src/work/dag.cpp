@@ -159,7 +159,6 @@ void Dag::set_fragment(DagFragment fragment) {
   const bool narrow = fragment.gpus <= std::uint32_t{UINT16_MAX} + 1;
   dst_shift_ = narrow ? 1 : 2;
   dst_mask_ = narrow ? UINT16_MAX : UINT32_MAX;
-  flow_dst_ = core::GrowingArray<std::byte>();
   flow_dst_.resize(std::size_t{1} << dst_shift_);  // a spare: each read takes 4 bytes
   dst_ = flow_dst_.data();
   held_flows_.clear();
@@ -252,8 +251,11 @@ void Dag::resolve() {
   // The flows' array grew by doubling: what it has not filled goes back.
   flows_.shrink_to_fit();
   flow_dst_.shrink_to_fit();
-  if (whole_) point_at_flows();
-  if (!whole_) dst_ = flow_dst_.data();
+  if (whole_) {
+    point_at_flows();
+  } else {
+    dst_ = flow_dst_.data();  // its array may have moved as it shrank
+  }
   std::vector<Flow>().swap(kept_);
   resolved_ = true;
 }

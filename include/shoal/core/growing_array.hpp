@@ -63,19 +63,18 @@ class GrowingArray {
     resize_block(size_);
   }
   void append(std::span<const T> values) {
-    if (size_ + values.size() > capacity_) reserve(std::max(size_ + values.size(), 2 * capacity_));
+    room_for(size_ + values.size());
     if (!values.empty()) std::memcpy(data_ + size_, values.data(), values.size_bytes());
     size_ += values.size();
   }
 
   void push_back(const T& value) {
-    if (size_ == capacity_) reserve(std::max<std::size_t>(1, 2 * capacity_));
+    room_for(size_ + 1);
     data_[size_++] = value;
   }
-  /// Grows or shrinks to `size` values, new ones zero (all bytes 0), with
-  /// the room it has or, growing past it, as append does.
+  /// Grows or shrinks to `size` values, new ones zero (all bytes 0).
   void resize(std::size_t size) {
-    if (size > capacity_) reserve(std::max(size, 2 * capacity_));
+    room_for(size);
     if (size > size_) std::memset(static_cast<void*>(data_ + size_), 0, (size - size_) * sizeof(T));
     size_ = size;
   }
@@ -93,6 +92,11 @@ class GrowingArray {
   operator std::span<const T>() const { return {data_, size_}; }
 
  private:
+  /// Room for `size` values, at least doubling when it grows: what append,
+  /// push_back and resize share.
+  void room_for(std::size_t size) {
+    if (size > capacity_) reserve(std::max(size, 2 * capacity_));
+  }
   void resize_block(std::size_t capacity) {
     void* block = std::realloc(data_, capacity * sizeof(T));
     if (block == nullptr) throw std::bad_alloc();
