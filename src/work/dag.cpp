@@ -79,10 +79,12 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
     if (foreign_names_.size() + name.size() > UINT32_MAX) {
       throw Error("workload: the tasks of other ranks' GPUs have more than 4 GiB of names");
     }
-    make_room(foreign_tasks_, 1);
+    make_room(foreign_gpus_, 1);
+    make_room(foreign_name_ends_, 1);
     make_room(foreign_names_, name.size());
     foreign_names_.append(std::span<const char>(name.data(), name.size()));
-    foreign_tasks_.push_back({static_cast<std::uint32_t>(foreign_names_.size()), gpu});
+    foreign_gpus_.push_back(gpu);
+    foreign_name_ends_.push_back(static_cast<std::uint32_t>(foreign_names_.size()));
     make_room(foreign_after_, 1);
     foreign_after_.push_back({});
     after_refs = &foreign_after_.back();
@@ -200,6 +202,7 @@ std::string_view Dag::name(NodeRef node) const {
 
 void Dag::drop_names() {
   names_ = NameIndex();
+  foreign_name_ends_ = core::GrowingArray<std::uint32_t>();
   foreign_names_ = core::GrowingArray<char>();
   names_dropped_ = true;
 }

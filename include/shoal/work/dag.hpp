@@ -167,7 +167,7 @@ class Dag {
   const ComputeTask& task(TaskId task) const { return tasks_[task_slot(task)]; }
   /// Any task's GPU, held or not.
   GpuId task_gpu(TaskId task) const {
-    return holds_task(task) ? tasks_[task_slot(task)].gpu : foreign_tasks_[foreign_slot(task)].gpu;
+    return holds_task(task) ? tasks_[task_slot(task)].gpu : foreign_gpus_[foreign_slot(task)];
   }
   /// Over every task, held or not: the largest iteration label plus one, and
   /// the largest job label plus one of the training tasks (kind not kOther);
@@ -313,26 +313,23 @@ class Dag {
   bool touches(const Coflow& c, GpuId gpu) const;
   /// The held flows before `flow` (its place among them if held).
   std::size_t slot(FlowId flow) const { return held_flows_.slot(flow); }
-  // A fragment's tasks: which it holds (their ids), and the others' names and
-  // GPUs by their order among the others, with their dependencies until
+  // A fragment's tasks: which it holds (their ids), and the others' GPUs and
+  // names by their order among the others, with their dependencies until
   // drop_foreign_dependencies. The others' names lie end to end in
-  // foreign_names_, each ending where its task says: 8 bytes a task where a
-  // view and a GPU took 24, for the tasks of every other rank.
-  struct ForeignTask {
-    std::uint32_t name_end = 0;
-    GpuId gpu = 0;
-  };
-  static_assert(sizeof(ForeignTask) == 8);
+  // foreign_names_, each ending where foreign_name_ends_ says, until
+  // drop_names: 8 bytes a task, then 4, where a view and a GPU took 24, for
+  // the tasks of every other rank.
   HeldSet held_tasks_;
   std::vector<std::uint32_t> held_task_ids_;
-  // These three grow in place (core/growing_array.hpp): they hold an entry
-  // for every task of every other rank, and a vector's growth would hold
-  // the old array beside the new, at the build's peak.
-  core::GrowingArray<ForeignTask> foreign_tasks_;
+  // These grow in place (core/growing_array.hpp): they hold an entry for
+  // every task of every other rank, and a vector's growth would hold the old
+  // array beside the new, at the build's peak.
+  core::GrowingArray<GpuId> foreign_gpus_;
+  core::GrowingArray<std::uint32_t> foreign_name_ends_;
   core::GrowingArray<char> foreign_names_;
   std::string_view foreign_name(std::size_t slot) const {
-    const std::uint32_t begin = slot == 0 ? 0 : foreign_tasks_[slot - 1].name_end;
-    return {foreign_names_.data() + begin, foreign_tasks_[slot].name_end - begin};
+    const std::uint32_t begin = slot == 0 ? 0 : foreign_name_ends_[slot - 1];
+    return {foreign_names_.data() + begin, foreign_name_ends_[slot] - begin};
   }
   core::GrowingArray<std::span<const NodeRef>> foreign_after_;
   StableArena<NodeRef> foreign_refs_;
