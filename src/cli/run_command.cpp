@@ -57,10 +57,10 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
     // the waiting there for the slowest rank (balance: how much of it the
     // partition's balance of events, window by window, forces).
     fmt::print(
-        "  windows {}, balance {:.1f}%, events across ranks {} ({:.1f}%), synchronizing {:.1f}% "
-        "of a rank's time (mean), {:.1f}% (most), {:.0f}% of it waiting for the slowest rank's "
-        "events\n",
-        s.windows, 100.0 * s.balance, s.remote_events, s.remote_percent(),
+        "  windows {}, balance {:.1f}%, events across ranks {} ({:.1f}%), routes noted {}, "
+        "synchronizing {:.1f}% of a rank's time (mean), {:.1f}% (most), {:.0f}% of it waiting "
+        "for the slowest rank's events\n",
+        s.windows, 100.0 * s.balance, s.remote_events, s.remote_percent(), r.routes_noted,
         100.0 * s.sync_share_mean, 100.0 * s.sync_share_max, 100.0 * s.wait_share_mean);
   }
   const std::uint64_t unfinished = exec::unfinished_flows(dag, r);

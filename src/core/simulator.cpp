@@ -191,6 +191,20 @@ RunSummary Simulator::summarize(double wall_seconds, double sync_seconds,
   return s;
 }
 
+void Simulator::send_note(EntityId target, Time delay, std::uint32_t tag, std::uint64_t payload) {
+  if (delay < 0 || target >= entity_count_) reject_send(current_, target, delay);
+  const int owner = rank_of(target);
+  if (owner == rank_) {
+    throw Error("internal: a note to entity " + std::to_string(target) + ", on its own rank");
+  }
+  const Time time = saturating_add(now_, delay);
+  if (time >= end_time_) return;  // as its event: never handled
+  // The key of the event being handled: a note is never ordered, so any key does.
+  const Event note{time, current_tiebreak_, target, tag, payload};
+  if (time < window_end_) reject_lookahead(note);
+  outboxes_[static_cast<std::size_t>(owner)].push_back(note);
+}
+
 void Simulator::reject_send(EntityId source, EntityId target, Time delay) const {
   if (target >= entity_count_) {
     throw Error("entity " + std::to_string(source) + " sent an event to entity " +

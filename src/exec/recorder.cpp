@@ -100,6 +100,7 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
   r.iterations = iterations_;
   r.bytes_delivered = comm.sum(network.bytes_received());
   r.cell_hops = comm.sum(network.cell_hops());
+  r.routes_noted = comm.sum(network.routes_taken());
   net::LinkMeters& meters = network.meters();
   if (!meters.on()) return r;
   const topo::LinkId links = fabric_.link_count();

@@ -195,12 +195,16 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   if (wake && numbers.stream == 0) sim.send(node, finish - now, port_free, 0);
   const Time head = start + ports_.latency(link, slow);
   bool last = false;
+  bool sent = false;
   if (!state.delivers || head >= sim.end_time() ||
       !delivered(link, cls, flow, bytes, head + serialize, slow, last, sim)) {
     send_numbered(sim, numbers, TransmissionEvent::kCellHead, state.to, head - now,
                   EventTag::pack(NetEvent::kCellHead, link),
                   CellHead{flow, bytes, cls, cell.hop, slow, last}.pack());
+    sent = true;
   }
+  if (!sim.owns(state.to)) [[unlikely]]
+    pass_on(flow, state.to, head - now, sent, sim);
   if (in_link != topo::kNoLink) {
     // The cell leaves this node's ingress buffer as its tail leaves: credit upstream.
     return_credit(in_link, cls, bytes,
@@ -210,6 +214,18 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
   if (wake && numbers.stream != 0) {
     send_numbered(sim, numbers, TransmissionEvent::kPortFree, node, finish - now, port_free, 0);
   }
+}
+
+void Network::pass_on(FlowId flow, NodeId to, Time delay, bool sent, core::Simulator& sim) {
+  const work::Flow* f = dag_.find_flow(flow);
+  if (sent) {
+    if (f != nullptr) {
+      send_route_note(sim, fabric_, flow, f->src, f->dst, to, delay);
+    } else {
+      send_route_note(sim, fabric_, flow, std::nullopt, transit_.dst(flow), to, delay);
+    }
+  }
+  if (f == nullptr) transit_.leave(flow);
 }
 
 [[gnu::always_inline]] inline void Network::return_credit(LinkId in_link, int cls, Bytes bytes,
@@ -227,7 +243,7 @@ void Network::transmit(NodeId node, LinkId link, int cls, const Cell& cell, core
 [[gnu::always_inline]] inline bool Network::delivered(LinkId link, int cls, FlowId flow,
                                                       Bytes bytes, Time tail, bool slow, bool& last,
                                                       core::Simulator& sim) {
-  if (gpu_of(ports_.link(link).to) != dag_.flow_dst(flow)) return false;  // relayed (PXN) on
+  if (gpu_of(ports_.link(link).to) != destination(flow)) return false;  // relayed (PXN) on
   // The last cell ends its flow at the receiver, in an event of the receiver's
   // own (ordered there as before among its tasks' events).
   if (count_received(flow, bytes)) {
@@ -265,7 +281,8 @@ NodeId Network::counted_at(FlowId f) const {
   const NodeId here = ev.target;
   const int cls = head.cls;  // the class it was sent in
   const topo::Node& node = fabric_.node(here);
-  if (node.kind == NodeKind::kGpu && gpu_of(here) == dag_.flow_dst(flow)) {
+  const work::GpuId dst = destination(flow);
+  if (node.kind == NodeKind::kGpu && gpu_of(here) == dst) {
     // At the receiver: the NIC takes the cell as its tail arrives. Over a link
     // that delivers, its bytes were counted where the link starts.
     bool last = head.last;
@@ -278,7 +295,7 @@ NodeId Network::counted_at(FlowId f) const {
     return;
   }
   LinkId out = remembered_route(ev);
-  if (out == topo::kNoLink) out = router_.next_link(here, flow, sim.now(), sim.rng());
+  if (out == topo::kNoLink) out = router_.next_link(here, flow, dst, sim.now(), sim.rng());
   const Cell cell{flow, static_cast<std::uint32_t>(bytes), in_link, head.hop + 1, tail};
   Port& port = ports_[out];
   if (port.queued == 0 && !port.has_own && !port.free_pending && sim.now() >= port.busy_until &&
@@ -344,6 +361,8 @@ void Network::handle(const core::Event& ev, core::Simulator& sim) {
     case NetEvent::kPromote:
       on_promote(ev.target, link, static_cast<SentFlow>(ev.payload), sim);
       return;
+    case NetEvent::kRoute:  // a note, taken as it arrives: never an event
+      break;
   }
   throw Error("internal: unknown network event kind " + std::to_string(EventTag::kind_of(ev.tag)));
 }
@@ -357,7 +376,8 @@ void Network::evacuate(NodeId node, LinkId link, core::Simulator& sim) {
     while (!port.turns[static_cast<std::size_t>(c)].empty()) {
       const Cell cell = ports_.front(link, c);
       ports_.pop(link, c);
-      ports_.enqueue(router_.next_link(node, FlowId{cell.flow}, now, sim.rng()), c, cell);
+      const FlowId flow{cell.flow};
+      ports_.enqueue(router_.next_link(node, flow, destination(flow), now, sim.rng()), c, cell);
     }
   }
   nic_.drain(link, [&](SentFlow f) {

@@ -13,6 +13,7 @@ Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator
          const NetworkOptions& options, FlowPriorities priorities, Ports& ports,
          const Router& router)
     : fabric_(fabric),
+      dag_(dag),
       ports_(ports),
       port_flows_(fabric.link_count()),
       coflow_key_(std::move(priorities.key)),
@@ -112,10 +113,16 @@ void Nic::join(LinkId link, std::uint32_t key, SentFlow flow, const core::Simula
   const bool slow = ports_.perturbed(link, at);
   const Time serialize = ports_.serialization(link, bytes, slow);
   ports_.occupy(link, cls, bytes, at, serialize);
-  send_numbered(sim, numbers, TransmissionEvent::kCellHead, ports_.link(link).to,
-                at + ports_.latency(link, slow) - sim.now(),
+  const NodeId to = ports_.link(link).to;
+  const Time delay = at + ports_.latency(link, slow) - sim.now();
+  send_numbered(sim, numbers, TransmissionEvent::kCellHead, to, delay,
                 EventTag::pack(NetEvent::kCellHead, link),
                 CellHead{flow, bytes, cls, 0, slow, false}.pack());
+  // A dual-plane NIC's leaf may be on another rank (its own flow: held here).
+  if (!sim.owns(to)) [[unlikely]] {
+    const work::Flow& f = dag_.flow(flow);
+    send_route_note(sim, fabric_, flow, f.src, f.dst, to, delay);
+  }
   return at + serialize;
 }
 

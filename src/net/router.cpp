@@ -26,12 +26,11 @@ Router::Router(const topo::Fabric& fabric, const work::Dag& dag, LoadBalancing b
   for (const Time t : fail_at_) first_failure_ = std::min(first_failure_, t);
 }
 
-void Router::no_path(std::uint32_t flow, NodeId here, Time now) const {
-  const work::FlowId id{flow};
-  // A rank that only routes the flow holds its destination, not its source.
-  const std::string gpus = dag_.holds(id) ? "GPU " + std::to_string(dag_.flow(id).src) +
-                                                " -> GPU " + std::to_string(dag_.flow(id).dst)
-                                          : "to GPU " + std::to_string(dag_.flow_dst(id));
+void Router::no_path(std::uint32_t flow, work::GpuId dst, NodeId here, Time now) const {
+  // A rank that only routes the flow knows its destination, not its source.
+  const work::Flow* f = dag_.find_flow(work::FlowId{flow});
+  const std::string gpus = (f != nullptr ? "GPU " + std::to_string(f->src) + " -> " : "to ") +
+                           "GPU " + std::to_string(dst);
   std::string failed;
   for (LinkId l = 0; l < fail_at_.size(); ++l) {
     if (now < fail_at_[l]) continue;
@@ -68,10 +67,9 @@ bool Router::reaches_by_detour(NodeId at, work::GpuId dst, Time now) const {
   return false;
 }
 
-LinkId Router::nic_port(work::GpuId g, std::uint32_t flow, Time now) const {
+LinkId Router::nic_port(work::GpuId g, std::uint32_t flow, work::GpuId dst, Time now) const {
   // A NIC with several ports (dual plane): one on a plane that reaches the
   // destination, by the flow's hash, so a flow stays on one plane.
-  const work::GpuId dst = dag_.flow_dst(work::FlowId{flow});
   const auto ports = fabric_.nic_links(g);
   if (ports.size() == 1 && now < first_failure_) return ports.front();
   std::array<LinkId, 16> usable{};
@@ -83,7 +81,7 @@ LinkId Router::nic_port(work::GpuId g, std::uint32_t flow, Time now) const {
     if (now >= first_failure_ && (failed(port, now) || !reaches(leaf, dst, now))) continue;
     usable[n++] = port;
   }
-  if (n == 0) no_path(flow, fabric_.gpu_node(g), now);
+  if (n == 0) no_path(flow, dst, fabric_.gpu_node(g), now);
   return usable[static_cast<std::size_t>(core::mix64(flow_hash(flow)) % n)];
 }
 
@@ -94,14 +92,14 @@ LinkId Router::first_link(std::uint32_t flow, Time now) const {
   // has a port on the destination's plane): over NVLink first.
   if (f.src / per_server == f.dst / per_server || !fabric_.shares_plane(f.src, f.dst)) {
     const LinkId nvlink = fabric_.out_links(fabric_.gpu_node(f.src)).front();
-    if (failed(nvlink, now)) no_path(flow, fabric_.gpu_node(f.src), now);
+    if (failed(nvlink, now)) no_path(flow, f.dst, fabric_.gpu_node(f.src), now);
     return nvlink;
   }
-  return nic_port(f.src, flow, now);
+  return nic_port(f.src, flow, f.dst, now);
 }
 
-LinkId Router::switch_link(NodeId here, std::uint32_t flow, Time now, core::Rng& rng) const {
-  const work::GpuId dst = dag_.flow_dst(work::FlowId{flow});
+LinkId Router::switch_link(NodeId here, std::uint32_t flow, work::GpuId dst, Time now,
+                           core::Rng& rng) const {
   const auto choices = fabric_.next_links(here, dst);
   if (now < first_failure_) {
     if (balancing_ != LoadBalancing::kEcmp && choices.size() > 1) {
@@ -130,7 +128,7 @@ LinkId Router::switch_link(NodeId here, std::uint32_t flow, Time now, core::Rng&
       }
     }
   }
-  if (n == 0) no_path(flow, here, now);
+  if (n == 0) no_path(flow, dst, here, now);
   if (n == 1) return usable.front();
   if (balancing_ != LoadBalancing::kEcmp) return spray(usable.data(), n, rng);
   return usable[core::mix64(flow_hash(flow) ^ (std::uint64_t{here} << 32)) % n];
@@ -156,19 +154,19 @@ LinkId Router::spray(const LinkId* links, std::size_t n, core::Rng& rng) const {
   return chosen;
 }
 
-LinkId Router::next_link(NodeId here, std::uint32_t flow, Time now, core::Rng& rng) const {
+LinkId Router::next_link(NodeId here, std::uint32_t flow, work::GpuId dst, Time now,
+                         core::Rng& rng) const {
   const topo::Node& node = fabric_.node(here);
-  if (node.kind == NodeKind::kSwitch) return switch_link(here, flow, now, rng);
-  if (node.kind == NodeKind::kGpu) return nic_port(node.index, flow, now);  // relaying (PXN)
+  if (node.kind == NodeKind::kSwitch) return switch_link(here, flow, dst, now, rng);
+  if (node.kind == NodeKind::kGpu) return nic_port(node.index, flow, dst, now);  // relaying (PXN)
   // At the destination's NVSwitch, or at the sender's towards its relay (PXN):
   // the sender's server is on the sender's rank, which holds the flow.
-  const work::GpuId dst = dag_.flow_dst(work::FlowId{flow});
   const std::uint32_t per_server = fabric_.gpus_per_server();
   const work::GpuId to = dst / per_server == node.index
                              ? dst
                              : fabric_.relay_for(dag_.flow(work::FlowId{flow}).src, dst);
   const LinkId nvlink = fabric_.out_links(here)[to % per_server];
-  if (failed(nvlink, now)) no_path(flow, here, now);
+  if (failed(nvlink, now)) no_path(flow, dst, here, now);
   return nvlink;
 }
 

@@ -141,7 +141,6 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
     make_room(flows_, flows.size());
     flows_.append(flows);
     flow_count_ = flows_.size();
-    point_at_flows();
   } else {
     add_fragment_flows(flows);
   }
@@ -158,24 +157,15 @@ void Dag::set_fragment(DagFragment fragment) {
   keep_ = std::move(fragment.keep);
   owns_ = std::move(fragment.owns);
   fragment_gpus_ = fragment.gpus;
-  const bool narrow = fragment.gpus <= std::uint32_t{UINT16_MAX} + 1;
-  dst_shift_ = narrow ? 1 : 2;
-  dst_mask_ = narrow ? UINT16_MAX : UINT32_MAX;
-  flow_dst_.resize(std::size_t{1} << dst_shift_);  // a spare: each read takes 4 bytes
-  dst_ = flow_dst_.data();
   held_flows_.clear();
   held_tasks_.clear();
   whole_ = false;
 }
 
 void Dag::add_fragment_flows(std::span<const Flow> flows) {
-  const std::size_t width = std::size_t{1} << dst_shift_;
-  make_room(flow_dst_, flows.size() * width);
-  flow_dst_.resize((flow_count_ + flows.size() + 1) * width);
   kept_.clear();
   for (const Flow& f : flows) {
-    const std::size_t id = flow_count_++;
-    std::memcpy(flow_dst_.data() + id * width, &f.dst, width);  // its low bytes
+    ++flow_count_;
     // A flow the check refuses is held everywhere, so that every rank names it.
     const bool refused =
         f.src >= fragment_gpus_ || f.dst >= fragment_gpus_ || f.src == f.dst || f.bytes <= 0;
@@ -185,7 +175,6 @@ void Dag::add_fragment_flows(std::span<const Flow> flows) {
   }
   make_room(flows_, kept_.size());
   flows_.append(kept_);
-  dst_ = flow_dst_.data();
 }
 
 std::optional<NodeRef> Dag::find(std::string_view name) const {
@@ -253,12 +242,6 @@ void Dag::resolve() {
   std::vector<PendingAfter>().swap(coflow_after_names_);
   // The flows' array grew by doubling: what it has not filled goes back.
   flows_.shrink_to_fit();
-  flow_dst_.shrink_to_fit();
-  if (whole_) {
-    point_at_flows();
-  } else {
-    dst_ = flow_dst_.data();  // its array may have moved as it shrank
-  }
   std::vector<Flow>().swap(kept_);
   resolved_ = true;
 }

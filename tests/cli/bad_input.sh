@@ -190,8 +190,8 @@ expect_error run-unknown-partition "config $src/configs/examples/fat-tree-64.tom
   run2 run "$src/configs/examples/fat-tree-64.toml" --set run.partition=pods
 # The resource guard: a run that cannot fit is refused before it is built, on
 # every rank; a workload whose DAG alone outgrows the limit, while it is built.
-expect_error memory-guard "for the network and engine), over run.memory_limit = 100 MiB; raise the limit, use larger cells or a smaller workload" \
-  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=100MiB
+expect_error memory-guard "for the network and engine), over run.memory_limit = 90 MiB; raise the limit, use larger cells or a smaller workload" \
+  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=90MiB
 # The /link_util bins settle in scratch files beside the output: with no
 # run.end they fill their cap, which must fit in the space free there, and
 # the error names the cap.
@@ -199,9 +199,9 @@ expect_error link-util-scratch "PB of scratch space in $dir (beside the output f
   run2 run "$src/configs/examples/qwen-1024.toml" -o "$dir/link-util-guard.h5" \
   --set output.link_util_memory=1000TiB
 expect_error memory-guard-dag "flows, and it is not done: " \
-  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=60MiB
-expect_error memory-guard-dag-limit ", over run.memory_limit = 60 MiB; raise the limit or use a smaller workload" \
-  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=60MiB
+  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=50MiB
+expect_error memory-guard-dag-limit ", over run.memory_limit = 50 MiB; raise the limit or use a smaller workload" \
+  run2 run "$src/configs/examples/qwen-1024.toml" --set run.memory_limit=50MiB
 
 run_config perturb-node.toml '\n[[perturbation]]\nlink = "gpu 0 -> spine 9"'
 expect_error perturbation-unknown-node 'perturbation[0]: no node "spine 9" in this fabric' \

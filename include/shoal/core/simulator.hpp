@@ -181,6 +181,15 @@ class Simulator {
     push(make_tiebreak(current_, stream, sequence), target, saturating_add(now_, delay), tag,
          payload);
   }
+  /// A note to an entity on another rank, which its model's take_arrival must
+  /// take: what that rank needs to handle events that come with it (the
+  /// network's destination of a cell whose flow it does not hold). It is no
+  /// event: it takes no number in any order and is never queued, so it moves
+  /// no event's key, wherever the ranks are cut. Like an event, it arrives at
+  /// now + delay, outside the lookahead window, and not at all past the end.
+  void send_note(EntityId target, Time delay, std::uint32_t tag, std::uint64_t payload);
+  /// The rank that owns entity `e`.
+  int rank_of(EntityId e) const { return single_rank_ ? rank_ : entity_rank_[e]; }
   /// The key of the event being handled: with send_from(), where a model must
   /// tell whether one of its numbered events would come before it.
   std::uint64_t current_tiebreak() const { return current_tiebreak_; }

@@ -40,6 +40,8 @@ struct RunResults {
   std::uint32_t iterations = 1;
   std::int64_t bytes_delivered = 0;
   std::int64_t cell_hops = 0;  // cells sent over a link (one per cell and link crossed)
+  // Notes that told a rank the destination of a cell whose flow it does not hold.
+  std::int64_t routes_noted = 0;
   // When recording, on rank 0: by link, bytes per class (link * 8 + class) and busy time.
   std::vector<std::uint64_t> link_bytes;
   std::vector<std::uint64_t> link_busy;

@@ -6,6 +6,7 @@
 //         bits 4-31  the link it concerns (the network's kinds that have one)
 //   payload of kCredit        class << 32 | bytes
 //   payload of kFlowReceived, kFlowAck, kPromote   the flow
+//   payload of kRoute         flow << 32 | destination GPU (a note, never queued)
 #pragma once
 
 #include <cstdint>
@@ -25,6 +26,7 @@ enum class NetEvent : std::uint32_t {
   kFlowAck = 4,       // its acknowledgement at the sender, after the path's latency
   kLinkFailed = 5,    // at the link's source: its cells and flows are re-routed
   kPromote = 6,       // the starvation guard: a flow waiting too long goes first at its NIC
+  kRoute = 7,         // a note: the destination of a cell that comes to a rank not holding its flow
 };
 /// Kinds from this one on belong to the model that runs on the network.
 inline constexpr std::uint32_t kFirstModelEvent = 8;
@@ -63,5 +65,17 @@ constexpr std::uint64_t flow_payload(work::FlowId flow) { return std::uint32_t{f
 constexpr work::FlowId flow_of_payload(std::uint64_t payload) {
   return work::FlowId{static_cast<std::uint32_t>(payload)};
 }
+
+/// A note's route: a flow and its destination.
+struct RoutePayload {
+  work::FlowId flow{};
+  work::GpuId dst = 0;
+
+  constexpr std::uint64_t pack() const { return (std::uint64_t{flow} << 32) | dst; }
+  static constexpr RoutePayload unpack(std::uint64_t payload) {
+    return {work::FlowId{static_cast<std::uint32_t>(payload >> 32)},
+            static_cast<work::GpuId>(payload & 0xFFFFFFFF)};
+  }
+};
 
 }  // namespace shoal::net

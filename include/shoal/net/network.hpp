@@ -32,6 +32,7 @@
 #include "shoal/net/ports.hpp"
 #include "shoal/net/received_bytes.hpp"
 #include "shoal/net/router.hpp"
+#include "shoal/net/transit_routes.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/work/dag.hpp"
 
@@ -108,8 +109,16 @@ class Network {
   /// rank is added now: the proof holds from this rank's clock on as it would
   /// from the sender's (the port's state is the same until this rank's next
   /// event), so every partition gives the same run.
+  /// A note (kRoute) is taken too: the destination of a cell of a flow this
+  /// rank does not hold, kept while the cell is here (TransitRoutes).
   bool take_arrival(const core::Event& ev, core::Simulator& sim) {
-    if (EventTag::kind_of(ev.tag) != static_cast<std::uint32_t>(NetEvent::kCredit)) return false;
+    const std::uint32_t kind = EventTag::kind_of(ev.tag);
+    if (kind == static_cast<std::uint32_t>(NetEvent::kRoute)) {
+      const RoutePayload route = RoutePayload::unpack(ev.payload);
+      if (!dag_.holds(route.flow)) transit_.arrive(route.flow, route.dst);
+      return true;
+    }
+    if (kind != static_cast<std::uint32_t>(NetEvent::kCredit)) return false;
     const topo::LinkId link = EventTag::link_of(ev.tag);
     const CreditPayload credit = CreditPayload::unpack(ev.payload);
     return ports_.credit_early(link, credit.cls, credit.bytes, ev.time,
@@ -128,7 +137,9 @@ class Network {
         return;
       case NetEvent::kCellHead: {
         const std::uint32_t flow = CellHead::flow_of(ev.payload);
-        core::prefetch(dag_.flow_dst_address(work::FlowId{flow}));
+        // In a fragment, the held set says where the flow is (a small array, in cache).
+        const work::Flow* f = dag_.find_flow(work::FlowId{flow});
+        if (f != nullptr) core::prefetch(f);
         ports_.prefetch_credit_return(link);  // the link it came by; also its serialization time
         return;
       }
@@ -165,6 +176,10 @@ class Network {
   /// its bytes. Throws an Error naming the first violation.
   void check_end_state() const;
 
+  /// Routes taken from notes: cells that came to this rank for flows it does not hold.
+  std::int64_t routes_taken() const { return transit_.arrivals(); }
+  /// Flows not held here with a cell on this rank now.
+  std::size_t flows_in_transit() const { return transit_.size(); }
   /// Bytes of flows received on this rank (each flow counted on one rank).
   Bytes bytes_received() const;
   /// Cells sent over a link, counted on this rank (one per cell and link crossed).
@@ -180,7 +195,7 @@ class Network {
   void prefetch_cell_stage(const core::Event& ev, int stage) const;
   /// What delivering a cell of `flow` reads (delivered()).
   void prefetch_delivery(std::uint32_t flow) const {
-    core::prefetch(dag_.flow_dst_address(work::FlowId{flow}));
+    dag_.prefetch_find_flow(work::FlowId{flow});
     core::prefetch(received_.home_address(flow));
   }
 
@@ -198,7 +213,11 @@ class Network {
     return static_cast<std::size_t>((ev.tiebreak * 0x9E3779B97F4A7C15ULL) >> 58);
   }
   topo::LinkId route_ahead(const core::Event& ev, work::FlowId flow) const {
-    const topo::LinkId out = router_.peek_switch_link(ev.target, flow, ev.time);
+    if (!router_.can_peek(ev.target, ev.time)) return topo::kNoLink;
+    // A flow only routed here: its destination is looked up as it is handled.
+    const work::Flow* f = dag_.find_flow(flow);
+    if (f == nullptr) return topo::kNoLink;
+    const topo::LinkId out = router_.peek_switch_link(ev.target, flow, f->dst);
     if (out != topo::kNoLink) route_memo_[memo_slot(ev)] = {ev.tiebreak, ev.time, out};
     return out;
   }
@@ -207,6 +226,15 @@ class Network {
     return m.tiebreak == ev.tiebreak && m.time == ev.time ? m.out : topo::kNoLink;
   }
 
+  /// The destination of a flow with a cell here: held, or in transit.
+  work::GpuId destination(work::FlowId flow) const {
+    const work::Flow* f = dag_.find_flow(flow);
+    return f != nullptr ? f->dst : transit_.dst(flow);
+  }
+  /// A cell of `flow` leaves for `to`, on another rank, arriving after
+  /// `delay` (`sent`: as an event). That rank learns its destination in a
+  /// note unless it holds the flow; this rank forgets it unless it does.
+  void pass_on(work::FlowId flow, topo::NodeId to, Time delay, bool sent, core::Simulator& sim);
   void try_send(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
   /// One cell of the port's own flows (the Nic's choice); false: none can go.
   bool send_own(topo::NodeId node, topo::LinkId link, core::Simulator& sim);
@@ -257,6 +285,7 @@ class Network {
   Nic nic_;
   mutable std::array<RouteMemo, kRouteMemos> route_memo_{};  // a cache, not state
   ReceivedBytes received_;  // the flows counted on this rank (counted_at)
+  TransitRoutes transit_;   // where the cells here of flows held elsewhere go
   // By GPU: the switch it hangs off when it has only one and its link delivers,
   // else its own node (counted_at).
   std::vector<topo::NodeId> inbound_;

@@ -26,6 +26,7 @@
 #include "shoal/net/keyed_flows.hpp"
 #include "shoal/net/ports.hpp"
 #include "shoal/net/router.hpp"
+#include "shoal/net/transit_routes.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/work/dag.hpp"
 
@@ -228,6 +229,7 @@ class Nic {
                   TransmissionNumbers numbers, core::Simulator& sim);
 
   const topo::Fabric& fabric_;
+  const work::Dag& dag_;
   Ports& ports_;
   std::vector<PortFlows> port_flows_;       // by link: at a GPU, its flows with bytes to send
   std::vector<Burst> bursts_;               // by LinkState::burst

@@ -33,19 +33,23 @@ class Router {
   /// The link a flow's cells leave its sender on: NVLink inside the server or
   /// towards the GPU that relays for it (PXN), else one of its NIC ports.
   topo::LinkId first_link(std::uint32_t flow, Time now) const;
-  /// The link a cell of `flow` that arrived at `here` leaves on. `here` is not
-  /// the flow's destination.
-  topo::LinkId next_link(topo::NodeId here, std::uint32_t flow, Time now, core::Rng& rng) const;
+  /// The link a cell of `flow`, bound for GPU `dst`, that arrived at `here`
+  /// leaves on. `here` is not the destination. The caller knows `dst`: a rank
+  /// may route cells of flows it does not hold (net/transit_routes.hpp).
+  topo::LinkId next_link(topo::NodeId here, std::uint32_t flow, work::GpuId dst, Time now,
+                         core::Rng& rng) const;
 
-  /// The link next_link() will return for a cell at switch `here` when that
-  /// choice is a pure function of the flow (ECMP, no failure yet), else kNoLink:
+  /// Whether next_link() at `here` at `now` is a pure function of the flow
+  /// and its destination (ECMP at a switch, no failure yet), so that
+  /// peek_switch_link() can tell it ahead.
+  bool can_peek(topo::NodeId here, Time now) const {
+    return balancing_ == LoadBalancing::kEcmp && now < first_failure_ &&
+           fabric_.node(here).kind == topo::NodeKind::kSwitch;
+  }
+  /// Where can_peek() holds, the link next_link() will return, else kNoLink:
   /// a prefetch hint, free of side effects.
-  topo::LinkId peek_switch_link(topo::NodeId here, std::uint32_t flow, Time now) const {
-    if (balancing_ != LoadBalancing::kEcmp || now >= first_failure_ ||
-        fabric_.node(here).kind != topo::NodeKind::kSwitch) {
-      return topo::kNoLink;
-    }
-    const auto links = fabric_.next_links(here, dag_.flow_dst(work::FlowId{flow}));
+  topo::LinkId peek_switch_link(topo::NodeId here, std::uint32_t flow, work::GpuId dst) const {
+    const auto links = fabric_.next_links(here, dst);
     if (links.empty()) return topo::kNoLink;
     return topo::Fabric::ecmp_pick(links, here, flow_hash(flow));
   }
@@ -60,15 +64,16 @@ class Router {
   Time fail_at(topo::LinkId l) const { return fail_at_[l]; }
 
  private:
-  topo::LinkId nic_port(work::GpuId g, std::uint32_t flow, Time now) const;
-  topo::LinkId switch_link(topo::NodeId here, std::uint32_t flow, Time now, core::Rng& rng) const;
+  topo::LinkId nic_port(work::GpuId g, std::uint32_t flow, work::GpuId dst, Time now) const;
+  topo::LinkId switch_link(topo::NodeId here, std::uint32_t flow, work::GpuId dst, Time now,
+                           core::Rng& rng) const;
   /// Whether a cell at switch `at` can still reach GPU `dst` at `now`.
   bool reaches(topo::NodeId at, work::GpuId dst, Time now) const;
   /// Or after going down first (to switches only): where a stranded cell can detour.
   bool reaches_by_detour(topo::NodeId at, work::GpuId dst, Time now) const;
   /// Spraying among `n` usable links (n > 1).
   topo::LinkId spray(const topo::LinkId* links, std::size_t n, core::Rng& rng) const;
-  [[noreturn]] void no_path(std::uint32_t flow, topo::NodeId here, Time now) const;
+  [[noreturn]] void no_path(std::uint32_t flow, work::GpuId dst, topo::NodeId here, Time now) const;
 
   const topo::Fabric& fabric_;
   const work::Dag& dag_;

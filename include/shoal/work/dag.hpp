@@ -12,11 +12,9 @@
 //   at least one of the coflow's senders.
 #pragma once
 
-#include <bit>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <optional>
 #include <span>
@@ -27,6 +25,7 @@
 
 #include "shoal/core/error.hpp"
 #include "shoal/core/growing_array.hpp"
+#include "shoal/core/prefetch.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/work/dag_ids.hpp"
 #include "shoal/work/held_set.hpp"
@@ -98,7 +97,8 @@ struct DagFragment {
   /// By GPU: those whose every flow `keep` selects (the GPUs it owns), and
   /// whose tasks it keeps.
   std::vector<bool> owns;
-  /// The fabric's GPUs, which size a destination.
+  /// The fabric's GPUs: a flow to or from beyond them is held everywhere,
+  /// so that every rank names it in its error.
   GpuId gpus = 0;
 };
 
@@ -205,22 +205,26 @@ class Dag {
   bool holds(FlowId flow) const { return whole_ || held_flows_.holds(flow); }
   /// A flow it holds.
   const Flow& flow(FlowId flow) const { return flows_[held_index(flow)]; }
-  /// Any flow's destination, held or not: what a switch routes a cell by.
-  GpuId flow_dst(FlowId flow) const {
-    std::uint32_t dst = 0;
-    std::memcpy(&dst, flow_dst_address(flow), sizeof(dst));
-    return dst & dst_mask_;
+  /// `flow` if it holds it, else nullptr: a switch's rank may carry cells of
+  /// flows it does not hold (net/transit_routes.hpp).
+  const Flow* find_flow(FlowId flow) const {
+    if (whole_) return &flows_[flow];
+    return held_flows_.holds(flow) ? &flows_[held_flows_.slot(flow)] : nullptr;
   }
-  /// Where the destination of `flow` lies, for a prefetch.
-  const std::byte* flow_dst_address(FlowId flow) const {
-    return dst_ + (std::size_t{flow} << dst_shift_);
+  /// Fetches what find_flow reads first: the flow in a whole DAG, what the
+  /// held set says of it (whether, and where) in a fragment.
+  void prefetch_find_flow(FlowId flow) const {
+    if (whole_) {
+      core::prefetch(&flows_[flow]);
+    } else {
+      held_flows_.prefetch(flow);
+    }
   }
 
   /// Before the first node: the DAG keeps only the flows `fragment.keep`
   /// selects as it is built (a rank keeps those it sends, receives or
-  /// counts: exec/fragment.hpp), and any flow the check would refuse. Every
-  /// flow's destination is kept, in 2 bytes while GPU ids fit 16 bits (else 4),
-  /// and each coflow its bytes; a held flow is found by a count of the held
+  /// counts: exec/fragment.hpp), and any flow the check would refuse. Each
+  /// coflow keeps its bytes, held or not; a held flow is found by a count of the held
   /// flows before it (HeldSet). It holds the tasks of the GPUs it owns, and
   /// those the check would refuse; of another task, only its name and GPU,
   /// and its dependencies until drop_foreign_dependencies (for the check for
@@ -279,32 +283,15 @@ class Dag {
   Bytes total_bytes_ = 0;
   GpuId flow_gpus_used_ = 0;  // its flows' largest GPU id plus one
   bool whole_ = true;
-  // Every flow's destination, read as 4 bytes at dst_ + (flow << dst_shift_)
-  // masked by dst_mask_, without a branch on whether the DAG is whole (a
-  // switch reads it at every hop): in the flows, 16 bytes apart, or in a
-  // fragment in flow_dst_, 2 or 4 bytes apart (a spare element after the
-  // last). Then also a bit per flow held, and the held flows before each 64
-  // (a word past the last flow, so that slot(flow_count()) is the held count).
-  const std::byte* dst_ = nullptr;
-  std::uint32_t dst_shift_ = 4;
-  std::uint32_t dst_mask_ = UINT32_MAX;
-  static_assert(sizeof(Flow) == 16 && offsetof(Flow, dst) == 4 && sizeof(GpuId) == 4);
-  static_assert(std::endian::native == std::endian::little,
-                "a narrow destination is the low bytes");
-  // Grown in place, as the flows are: a vector holds its old and new arrays
-  // at once as it grows, and every rank keeps every flow's destination.
-  core::GrowingArray<std::byte> flow_dst_;
-  /// A whole DAG's destinations are in its flows, wherever their array is now.
-  void point_at_flows() {
-    dst_ = flows_.empty() ? nullptr : reinterpret_cast<const std::byte*>(&flows_.data()->dst);
-  }
+  // A bit per flow held, and the held flows before each 64 (a word past the
+  // last flow, so that slot(flow_count()) is the held count).
   HeldSet held_flows_;
   std::function<bool(const Flow&)> keep_;
   std::vector<bool> owns_;
   GpuId fragment_gpus_ = 0;
   std::vector<Flow> kept_;  // a coflow's held flows, on their way in
   /// Adds `flows` (a coflow's) to a fragment: those keep_ selects and those
-  /// the check would refuse are held, every destination and bit stored.
+  /// the check would refuse are held, and every flow numbered.
   void add_fragment_flows(std::span<const Flow> flows);
   /// Whether dependency `dep` of `c` concerns one of c's senders that it owns.
   bool concerns_a_sender(const Coflow& c, NodeRef dep) const;
