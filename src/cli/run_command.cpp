@@ -55,7 +55,9 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
   if (s.ranks > 1) {
     // Where a parallel run's time goes: the exchange after each window, and
     // the waiting there for the slowest rank (balance: how much of it the
-    // partition's balance of events, window by window, forces).
+    // partition's balance of events, window by window, forces). Routes noted:
+    // cells that came to a rank holding neither end of their flow, each with
+    // its destination in a note.
     fmt::print(
         "  windows {}, balance {:.1f}%, events across ranks {} ({:.1f}%), routes noted {}, "
         "synchronizing {:.1f}% of a rank's time (mean), {:.1f}% (most), {:.0f}% of it waiting "

@@ -419,6 +419,12 @@ void Network::check_end_state() const {
                          "at the end, link " + std::to_string(l) + " still holds flows");
     }
   }
+  // Every cell that came here for a flow held elsewhere has left.
+  if (transit_.size() != 0) {
+    invariant_violated(sim_.now(), "at the end, this rank keeps the routes of " +
+                                       std::to_string(transit_.size()) +
+                                       " flows in transit, whose cells have all left");
+  }
   // The flows this rank counts are among those it holds (exec/fragment.hpp).
   for (const work::Coflow& c : dag_.coflows()) {
     dag_.for_each_flow(c, [&](FlowId f, const work::Flow& flow) {

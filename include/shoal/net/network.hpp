@@ -172,14 +172,13 @@ class Network {
   /// The full invariants over this rank's ports (NetworkOptions::check).
   void check_ports() const;
   /// After a run in which every flow finished: this rank's ports hold no cell
-  /// and have all their credit back, and every flow it received has exactly
-  /// its bytes. Throws an Error naming the first violation.
+  /// and have all their credit back, it keeps no route of a flow in transit,
+  /// and every flow it received has exactly its bytes. Throws an Error naming
+  /// the first violation.
   void check_end_state() const;
 
   /// Routes taken from notes: cells that came to this rank for flows it does not hold.
   std::int64_t routes_taken() const { return transit_.arrivals(); }
-  /// Flows not held here with a cell on this rank now.
-  std::size_t flows_in_transit() const { return transit_.size(); }
   /// Bytes of flows received on this rank (each flow counted on one rank).
   Bytes bytes_received() const;
   /// Cells sent over a link, counted on this rank (one per cell and link crossed).

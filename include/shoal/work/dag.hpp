@@ -224,8 +224,8 @@ class Dag {
   /// Before the first node: the DAG keeps only the flows `fragment.keep`
   /// selects as it is built (a rank keeps those it sends, receives or
   /// counts: exec/fragment.hpp), and any flow the check would refuse. Each
-  /// coflow keeps its bytes, held or not; a held flow is found by a count of the held
-  /// flows before it (HeldSet). It holds the tasks of the GPUs it owns, and
+  /// coflow keeps its bytes, held or not; a held flow is found by a count of
+  /// the held flows before it (HeldSet). It holds the tasks of the GPUs it owns, and
   /// those the check would refuse; of another task, only its name and GPU,
   /// and its dependencies until drop_foreign_dependencies (for the check for
   /// cycles, which spans GPUs).
