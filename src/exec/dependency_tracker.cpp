@@ -22,23 +22,32 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
   task_waiting_.assign(tasks.size(), 0);
   task_owned_.assign(tasks.size(), false);
 
+  // By GPU: whether it is tracked, and a count of the coflow's flows there.
+  // Each coflow's GPUs are counted in one pass over its flows and only the
+  // distinct ones sorted: sorting every flow's ends took most of the time.
+  const GpuId gpus = dag.gpus_used();
+  std::vector<std::uint8_t> owned(gpus);
+  for (GpuId g = 0; g < gpus; ++g) owned[g] = owns(g) ? 1 : 0;
+  std::vector<std::uint32_t> at(gpus, 0);
+  std::vector<GpuId> here;
+  auto count_at = [&](GpuId g) {
+    if (owned[g] && at[g]++ == 0) here.push_back(g);
+  };
+
   // Each coflow's sites: the owned GPUs it touches, ascending, with its flows to or from each.
   coflow_slots_.reserve(coflows.size() + 1);
-  std::vector<GpuId> here;
   for (const Coflow& coflow : coflows) {
     coflow_slots_.push_back(static_cast<std::uint32_t>(slot_gpu_.size()));
     here.clear();
     for (const Flow& f : dag.flows_of(coflow)) {
-      if (owns(f.src)) here.push_back(f.src);
-      if (owns(f.dst)) here.push_back(f.dst);
+      count_at(f.src);
+      count_at(f.dst);
     }
     std::sort(here.begin(), here.end());
-    for (std::size_t i = 0; i < here.size();) {
-      std::size_t j = i;
-      while (j < here.size() && here[j] == here[i]) ++j;
-      slot_gpu_.push_back(here[i]);
-      slot_left_.push_back(static_cast<std::uint32_t>(j - i));
-      i = j;
+    for (const GpuId g : here) {
+      slot_gpu_.push_back(g);
+      slot_left_.push_back(at[g]);
+      at[g] = 0;
     }
   }
   coflow_slots_.push_back(static_cast<std::uint32_t>(slot_gpu_.size()));
@@ -73,35 +82,67 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
     }
   }
   // One sender group per owned sender of each coflow, by GPU, its flows in order.
-  std::vector<std::pair<GpuId, FlowId>> sends;
+  std::vector<std::pair<GpuId, std::uint32_t>> task_deps;  // (its GPU, its place in `after`)
+  std::vector<std::uint32_t> coflow_deps;                  // places in `after`
+  std::vector<std::uint32_t> concerning;                   // places in `after`, ascending
   for (std::uint32_t c = 0; c < coflows.size(); ++c) {
     const Coflow& coflow = coflows[c];
-    sends.clear();
+    here.clear();
     // The DAG holds every flow a rank's GPUs send (exec/fragment.hpp).
-    dag.for_each_flow(coflow, [&](FlowId f, const Flow& flow) {
-      if (owns(flow.src)) sends.push_back({flow.src, f});
+    dag.for_each_flow(coflow, [&](FlowId, const Flow& flow) {
+      if (owned[flow.src] && at[flow.src]++ == 0) here.push_back(flow.src);
     });
-    std::sort(sends.begin(), sends.end());
-    for (std::size_t i = 0; i < sends.size();) {
-      const GpuId gpu = sends[i].first;
-      const auto g = static_cast<std::uint32_t>(groups_.size());
-      Group group{work::CoflowId{c}, gpu, static_cast<std::uint32_t>(group_flows_.size()), 0};
-      for (; i < sends.size() && sends[i].first == gpu; ++i) {
-        group_flows_.push_back(sends[i].second);
-        ++group.count;
+    std::sort(here.begin(), here.end());
+    // Each sender's count becomes where its next flow goes.
+    const auto first_group = static_cast<std::uint32_t>(groups_.size());
+    auto next = static_cast<std::uint32_t>(group_flows_.size());
+    for (const GpuId gpu : here) {
+      const std::uint32_t count = at[gpu];
+      groups_.push_back({work::CoflowId{c}, gpu, next, count});
+      at[gpu] = next;
+      next += count;
+    }
+    group_flows_.resize(next);
+    dag.for_each_flow(coflow, [&](FlowId f, const Flow& flow) {
+      if (owned[flow.src]) group_flows_[at[flow.src]++] = f;
+    });
+    for (const GpuId gpu : here) at[gpu] = 0;
+    // The coflow's dependencies that concern each sender, in their order. A
+    // task concerns its own GPU alone: the task dependencies are sorted by GPU
+    // once, where testing each at every sender took time that grew with the
+    // square of a coflow's members.
+    task_deps.clear();
+    coflow_deps.clear();
+    for (std::uint32_t k = 0; k < coflow.after.size(); ++k) {
+      const NodeRef dep = coflow.after[k];
+      if (dep.kind == NodeRef::Kind::kCoflow) {
+        coflow_deps.push_back(k);
+        continue;
       }
-      groups_.push_back(group);
-      std::uint32_t waiting = 0;
-      for (const NodeRef dep : coflow.after) {
-        // A coflow concerns the sender where it has a site (a flow to or from it).
-        const bool concerns = dep.kind == NodeRef::Kind::kTask
-                                  ? dag.task_gpu(TaskId{dep.index}) == gpu
-                                  : slot_of(work::CoflowId{dep.index}, gpu) != kNoSlot;
-        if (!concerns) continue;
-        added.push_back({site_of(dep, gpu), {false, g}});
-        ++waiting;
+      const GpuId g = dag.task_gpu(TaskId{dep.index});
+      if (g < gpus && owned[g]) task_deps.push_back({g, k});
+    }
+    std::sort(task_deps.begin(), task_deps.end());
+    std::size_t t = 0;
+    for (std::uint32_t g = first_group; g < groups_.size(); ++g) {
+      const GpuId gpu = groups_[g].gpu;
+      concerning.clear();
+      while (t < task_deps.size() && task_deps[t].first < gpu) ++t;
+      for (; t < task_deps.size() && task_deps[t].first == gpu; ++t) {
+        concerning.push_back(task_deps[t].second);
       }
-      group_waiting_.push_back(waiting);
+      const std::size_t task_count = concerning.size();
+      // A coflow concerns the sender where it has a site (a flow to or from it).
+      for (const std::uint32_t k : coflow_deps) {
+        if (slot_of(work::CoflowId{coflow.after[k].index}, gpu) != kNoSlot) concerning.push_back(k);
+      }
+      std::inplace_merge(concerning.begin(),
+                         concerning.begin() + static_cast<std::ptrdiff_t>(task_count),
+                         concerning.end());
+      for (const std::uint32_t k : concerning) {
+        added.push_back({site_of(coflow.after[k], gpu), {false, g}});
+      }
+      group_waiting_.push_back(static_cast<std::uint32_t>(concerning.size()));
     }
   }
 

@@ -268,13 +268,18 @@ bool Dag::touches(const Coflow& c, GpuId gpu) const {
   return false;
 }
 
-bool Dag::concerns_a_sender(const Coflow& c, NodeRef dep) const {
+void Dag::mark_senders(const Coflow& c, SenderMarks& marks) const {
+  ++marks.stamp;  // fewer than 2^32 coflows: a stamp is never reused
   for (const Flow& f : flows_of(c)) {
-    if (!owns(f.src)) continue;  // another rank's sender: its fragment answers
-    if (dep.kind == NodeRef::Kind::kTask ? task_gpu(TaskId{dep.index}) == f.src
-                                         : touches(coflows_[dep.index], f.src)) {
-      return true;
-    }
+    // Another rank's sender is left to its fragment.
+    if (f.src < marks.by_gpu.size() && owns(f.src)) marks.by_gpu[f.src] = marks.stamp;
+  }
+}
+
+bool Dag::concerns_a_sender(NodeRef dep, const SenderMarks& marks) const {
+  if (dep.kind == NodeRef::Kind::kTask) return marks.marked(task_gpu(TaskId{dep.index}));
+  for (const Flow& f : flows_of(coflows_[dep.index])) {
+    if (marks.marked(f.src) || marks.marked(f.dst)) return true;
   }
   return false;
 }
@@ -288,10 +293,13 @@ std::vector<std::uint64_t> Dag::sender_dependencies() const {
   std::size_t count = 0;
   for (const Coflow& c : coflows_) count += c.after.size();
   std::vector<std::uint64_t> bits(count / 64 + 1, 0);
+  SenderMarks marks{
+      std::vector<std::uint32_t>(std::min<std::size_t>(flow_gpus_used_, owns_.size())), 0};
   std::size_t k = 0;
   for (const Coflow& c : coflows_) {
+    if (!c.after.empty()) mark_senders(c, marks);
     for (const NodeRef dep : c.after) {
-      if (concerns_a_sender(c, dep)) bits[k / 64] |= std::uint64_t{1} << (k % 64);
+      if (concerns_a_sender(dep, marks)) bits[k / 64] |= std::uint64_t{1} << (k % 64);
       ++k;
     }
   }
@@ -340,23 +348,26 @@ void Dag::validate(GpuId gpu_count) const {
       }
     }
   }
+  // A whole DAG checks that each coflow dependency concerns a sender here.
+  SenderMarks marks{std::vector<std::uint32_t>(whole_ ? std::min(flow_gpus_used_, gpu_count) : 0),
+                    0};
   for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
     const Coflow& c = coflows_[i];
     const NodeRef node{NodeRef::Kind::kCoflow, i};
     if (c.flow_count == 0) throw Error(describe(node) + " has no flows");
     if (c.earliest_start < 0) throw Error(describe(node) + ": negative start time");
     for (const Flow& f : flows_of(c)) {
-      const std::string which = "flow " + std::to_string(f.src) + "->" + std::to_string(f.dst);
-      if (f.src >= gpu_count) throw gpu_error(node, which + ": source", f.src);
-      if (f.dst >= gpu_count) throw gpu_error(node, which + ": destination", f.dst);
-      if (f.src == f.dst) throw Error(describe(node) + ": " + which + " is a flow to itself");
-      if (f.bytes <= 0) throw Error(describe(node) + ": " + which + " has no bytes");
+      // The flow's words are made only for an error: this runs for every flow.
+      auto which = [&] { return "flow " + std::to_string(f.src) + "->" + std::to_string(f.dst); };
+      if (f.src >= gpu_count) throw gpu_error(node, which() + ": source", f.src);
+      if (f.dst >= gpu_count) throw gpu_error(node, which() + ": destination", f.dst);
+      if (f.src == f.dst) throw Error(describe(node) + ": " + which() + " is a flow to itself");
+      if (f.bytes <= 0) throw Error(describe(node) + ": " + which() + " has no bytes");
     }
+    if (whole_ && !c.after.empty()) mark_senders(c, marks);
     for (const NodeRef dep : c.after) {
       if (dep == node) throw Error(describe(node) + " depends on itself");
-      if (whole_ && !concerns_a_sender(c, dep)) {
-        throw no_sender_error(node, dep);
-      }
+      if (whole_ && !concerns_a_sender(dep, marks)) throw no_sender_error(node, dep);
     }
   }
   // Cycles: Kahn's algorithm over all nodes; whatever is left lies on or behind

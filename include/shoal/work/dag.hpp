@@ -293,8 +293,18 @@ class Dag {
   /// Adds `flows` (a coflow's) to a fragment: those keep_ selects and those
   /// the check would refuse are held, and every flow numbered.
   void add_fragment_flows(std::span<const Flow> flows);
-  /// Whether dependency `dep` of `c` concerns one of c's senders that it owns.
-  bool concerns_a_sender(const Coflow& c, NodeRef dep) const;
+  /// A coflow's senders that it owns, marked by GPU: each dependency is then
+  /// tested in one pass over its own flows (a test per sender and flow took
+  /// time that grew with the square of a coflow's flows).
+  struct SenderMarks {
+    std::vector<std::uint32_t> by_gpu;  // the stamp of the coflow last marked
+    std::uint32_t stamp = 0;
+    bool marked(GpuId gpu) const { return gpu < by_gpu.size() && by_gpu[gpu] == stamp; }
+  };
+  /// Marks the senders of `c` it owns below `marks.by_gpu.size()`.
+  void mark_senders(const Coflow& c, SenderMarks& marks) const;
+  /// Whether dependency `dep` concerns one of the senders last marked.
+  bool concerns_a_sender(NodeRef dep, const SenderMarks& marks) const;
   Error no_sender_error(NodeRef coflow, NodeRef dep) const;
   /// Whether `c` has a flow it holds to or from `gpu`.
   bool touches(const Coflow& c, GpuId gpu) const;
