@@ -7,6 +7,7 @@
 #pragma once
 
 #include <array>
+#include <cassert>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -70,7 +71,13 @@ class TrainingBuilder {
                      std::uint32_t pp) const {
     return tp + p_.tp * (ep + p_.ep * (edp + edp_ * pp));
   }
-  GpuId gpu(std::uint32_t r) const;
+  GpuId gpu(std::uint32_t r) const {
+    assert(r < gpu_of_.size());
+    return gpu_of_[r];
+  }
+  /// Job rank r's GPU under the placement order (gpu_of_ keeps them all: the
+  /// generator asks for a GPU for every flow).
+  GpuId place(std::uint32_t r) const;
   /// Stage-local index i (tp + TP * dp_index) -> job rank.
   std::uint32_t stage_rank(std::uint32_t s, std::uint32_t i) const { return i + p_.tp * p_.dp * s; }
   std::uint32_t local(std::uint32_t r, std::uint32_t s) const { return r - p_.tp * p_.dp * s; }
@@ -203,7 +210,8 @@ class TrainingBuilder {
   /// group), weights_, or under drift a permutation of them drawn for this
   /// iteration, layer, micro-batch and group.
   const std::vector<double>& weights(std::uint32_t layer, std::uint32_t mb, std::uint32_t edp);
-  std::array<int, 5> axes_;  // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp, 4 cp)
+  std::array<int, 5> axes_;    // the placement order: axis indices (0 tp, 1 ep, 2 dp, 3 pp, 4 cp)
+  std::vector<GpuId> gpu_of_;  // by job rank
   std::uint32_t iteration_ = 0;
   std::string prefix_;
   std::vector<Flow> flows_;

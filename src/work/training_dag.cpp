@@ -27,6 +27,8 @@ TrainingBuilder::TrainingBuilder(const JobSpec& job, Dag& dag)
       stage_starts_(job.stage_starts()),
       weights_(ep_weights(job)),
       axes_(placement_axes(job.parallel.order, job.parallel.cp, job.parallel.ep)) {
+  gpu_of_.resize(std::size_t{p_.tp} * p_.dp * p_.pp);
+  for (std::uint32_t r = 0; r < gpu_of_.size(); ++r) gpu_of_[r] = place(r);
   if (!job.skew.routing_file.empty()) routing_ = RoutingTable::read(job.skew.routing_file, job);
   const SequenceSpec& seq = job.sequences;
   if (seq.law != LengthLaw::kFixed) {
@@ -62,7 +64,7 @@ void TrainingBuilder::build() {
   }
 }
 
-GpuId TrainingBuilder::gpu(std::uint32_t r) const {
+GpuId TrainingBuilder::place(std::uint32_t r) const {
   // tp, ep, dp (expert-data), pp, cp. With CP the data index d = c + CP x
   // is placed as (cp c, dp x); placement_axes keeps cp-ep-dp together when
   // EP also exceeds 1, so EP's members (d mod EP) stay where Megatron-Core puts them.
