@@ -32,8 +32,9 @@ exec::PilotLoad weighted_pilot(const core::Comm& comm, const exec::RunSetup& set
   if (comm.rank() == 0) {
     spdlog::info(
         "weighted partition: a pilot on the instant network with latency, {} events over {} on "
-        "{} rank{}, in {:.2f} s",
-        pilot.events, format_time(pilot.span), comm.size(), comm.size() == 1 ? "" : "s", seconds);
+        "{} rank{}, in {:.2f} s ({} windows in {:.2f} s)",
+        pilot.events, format_time(pilot.span), comm.size(), comm.size() == 1 ? "" : "s", seconds,
+        pilot.windows, pilot.loop_seconds);
   }
   return pilot;
 }

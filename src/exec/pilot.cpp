@@ -5,7 +5,7 @@
 #include "shoal/core/comm.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/simulator.hpp"
-#include "shoal/topo/fabric_config.hpp"
+#include "shoal/topo/fabric_units.hpp"
 
 namespace shoal::exec {
 
@@ -37,7 +37,12 @@ std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& 
 }
 
 core::Partition pilot_partition(const topo::Fabric& fabric, int ranks) {
-  return topo::partition_fabric(fabric, ranks, "topology");
+  const topo::FabricUnits units = topo::nic_units(fabric, ranks);
+  std::vector<std::int32_t> unit_rank(static_cast<std::size_t>(units.count));
+  for (std::size_t u = 0; u < unit_rank.size(); ++u) {
+    unit_rank[u] = static_cast<std::int32_t>(u % static_cast<std::size_t>(ranks));
+  }
+  return topo::place_units(fabric, units, ranks, unit_rank, "leaves in turn");
 }
 
 PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const work::Dag& dag,
@@ -58,6 +63,8 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
 
   PilotLoad pilot;
   pilot.events = summary.events;
+  pilot.windows = summary.windows;
+  pilot.loop_seconds = summary.wall_seconds;
   pilot.span = std::max<Time>(summary.simulated_time, 1);
   pilot.load.slices = slices;
   std::vector<std::uint64_t> load(std::size_t{fabric.gpu_count()} * slices, 0);

@@ -3,9 +3,9 @@
 // busy. It runs the executor's own semantics (dependencies, one task at a
 // time per GPU, stragglers), so a pipeline's stages come out staggered as
 // they will be; only the network's bandwidth and queues are left out. It runs
-// on every rank of the run, each rank its own GPUs under the topology
-// partition, so no rank holds the whole DAG's dependency state. The weighted
-// partition balances what it finds (topo/load_partition.hpp).
+// on every rank of the run, each rank its own GPUs under pilot_partition, so
+// no rank holds the whole DAG's dependency state. The weighted partition
+// balances what it finds (topo/load_partition.hpp).
 #pragma once
 
 #include <cstddef>
@@ -23,8 +23,10 @@ namespace shoal::exec {
 
 struct PilotLoad {
   topo::GpuLoad load;
-  Time span = 0;            // the pilot's simulated time, over which the slices lie
-  std::int64_t events = 0;  // the pilot's events
+  Time span = 0;             // the pilot's simulated time, over which the slices lie
+  std::int64_t events = 0;   // the pilot's events
+  std::int64_t windows = 0;  // the pilot's, for the log
+  double loop_seconds = 0;   // its simulator's loop, of the time it took
 };
 
 /// Collective over `comm`: each GPU's load in `slices` equal slices of the
@@ -36,7 +38,12 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
                      const net::NetworkOptions& network, const Perturbations& perturbations,
                      std::uint64_t seed, std::size_t slices);
 
-/// The partition the pilot runs under on `ranks` ranks (topology).
+/// The partition the pilot runs under on `ranks` ranks: the weighted
+/// partition's units (a leaf with its servers) dealt to the ranks in turn.
+/// Each pipeline stage's leaves are then spread over the ranks, which are
+/// busy at the same times; `topology`'s blocks held whole stages, and its
+/// pilot on 2 ranks ran no faster than on one. The pilot's loads are the
+/// same under any partition.
 core::Partition pilot_partition(const topo::Fabric& fabric, int ranks);
 
 /// Bytes the pilot's model will allocate on a rank whose GPUs send
