@@ -89,5 +89,52 @@ TEST(DependencyTracker, TracksOnlyTheGpusItOwns) {
   EXPECT_THROW(tracker.flow_done_at(1, work::CoflowId{0}, ready), Error);
 }
 
+// Coflow y's senders, in flow order 2, 0, 1, 2, 0, each wait for the
+// dependencies that concern them, task and coflow dependencies mixed in
+// `after`: t0 and x at GPU 0, t1 and x at GPU 1, x, z and t2 at GPU 2.
+TEST(DependencyTracker, EachSenderWaitsForItsOwnDependencies) {
+  work::Dag dag;
+  dag.add_task("t0", 0, 10, {});
+  dag.add_task("t1", 1, 10, {});
+  dag.add_task("t2", 2, 10, {});
+  const std::vector<work::Flow> x{{0, 1, 100}, {1, 2, 100}};
+  dag.add_coflow("x", {}, 0, x, {});
+  const std::vector<work::Flow> z{{3, 2, 100}};
+  dag.add_coflow("z", {}, 0, z, {});
+  const std::vector<work::Flow> y{{2, 0, 100}, {0, 1, 100}, {1, 2, 100}, {2, 1, 100}, {0, 2, 100}};
+  dag.add_coflow("y", {}, 0, y, {"t1", "x", "t0", "z", "t2"});
+  dag.resolve();
+  dag.validate(4);
+  DependencyTracker tracker(dag, [](work::GpuId) { return true; });
+  DependencyTracker::Ready ready;
+  tracker.initial(ready);
+  EXPECT_EQ(ids(ready.groups), (std::vector<std::uint32_t>{0, 1, 2}));  // x at 0 and 1, z at 3
+  // y's groups by GPU, each its flows in order (y's flows are 3..7).
+  ASSERT_EQ(tracker.group_count(), 6u);
+  const std::vector<std::vector<std::uint32_t>> flows{{4, 7}, {5}, {3, 6}};
+  for (std::uint32_t g = 0; g < 3; ++g) {
+    const SenderGroup group = tracker.group(SenderGroupId{3 + g});
+    EXPECT_EQ(group.gpu, g);
+    EXPECT_EQ(ids(group.flows), flows[g]);
+  }
+  auto step = [&](auto&& done) {
+    ready.clear();
+    done();
+    return ids(ready.groups);
+  };
+  const std::vector<std::uint32_t> none;
+  EXPECT_EQ(step([&] { tracker.task_done(TaskId{0}, ready); }), none);
+  EXPECT_EQ(step([&] { tracker.flow_done_at(0, work::CoflowId{0}, ready); }),
+            (std::vector<std::uint32_t>{3}));
+  EXPECT_EQ(step([&] { tracker.task_done(TaskId{1}, ready); }), none);
+  EXPECT_EQ(step([&] { tracker.flow_done_at(1, work::CoflowId{0}, ready); }), none);
+  EXPECT_EQ(step([&] { tracker.flow_done_at(1, work::CoflowId{0}, ready); }),
+            (std::vector<std::uint32_t>{4}));
+  EXPECT_EQ(step([&] { tracker.task_done(TaskId{2}, ready); }), none);
+  EXPECT_EQ(step([&] { tracker.flow_done_at(2, work::CoflowId{1}, ready); }), none);
+  EXPECT_EQ(step([&] { tracker.flow_done_at(2, work::CoflowId{0}, ready); }),
+            (std::vector<std::uint32_t>{5}));
+}
+
 }  // namespace
 }  // namespace shoal::exec
