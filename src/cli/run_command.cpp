@@ -21,6 +21,7 @@
 #include "shoal/exec/fragment.hpp"
 #include "shoal/exec/model.hpp"
 #include "shoal/exec/outcomes.hpp"
+#include "shoal/exec/pilot.hpp"
 #include "shoal/output/run_output.hpp"
 #include "shoal/sched/policy.hpp"
 
@@ -357,8 +358,12 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
     // fragments under the pilot's own partition, then each rank builds its
     // fragment under the weighted one.
     if (!place_weighted(world, setup, world.size())) return 1;
-    std::optional<core::Partition> weighted = std::move(setup.partition);
-    if (!read(std::move(weighted))) return 1;
+    // Where it keeps the pilot's own partition, the fragments the pilot ran
+    // on are the run's, and the config is not read again.
+    if (!setup.partition->places_as(exec::pilot_partition(*setup.fabric, world.size()))) {
+      std::optional<core::Partition> weighted = std::move(setup.partition);
+      if (!read(std::move(weighted))) return 1;
+    }
   }
   const bool several = setup.policies.size() > 1;
   // -o FILE.h5 (or [output] file) writes HDF5; -o FILE.csv the coflow table.

@@ -54,6 +54,12 @@ bool place_weighted(const core::Comm& comm, exec::RunSetup& setup, int ranks) {
   const bool placed = setup_everywhere(comm, [&] {
     try {
       setup.partition.emplace(topo::partition_by_load(*setup.fabric, ranks, pilot.load));
+      if (comm.rank() == 0 &&
+          setup.partition->places_as(exec::pilot_partition(*setup.fabric, ranks))) {
+        spdlog::info(
+            "weighted partition: its units dealt in turn, as the pilot ran, balance as well as "
+            "placed by load; the run keeps the pilot's fragments");
+      }
     } catch (const Error& e) {
       throw Error("config " + setup.config_path + ": run.partition: " + e.what());
     }

@@ -5,7 +5,6 @@
 #include "shoal/core/comm.hpp"
 #include "shoal/core/partition.hpp"
 #include "shoal/core/simulator.hpp"
-#include "shoal/topo/fabric_units.hpp"
 
 namespace shoal::exec {
 
@@ -37,12 +36,7 @@ std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& 
 }
 
 core::Partition pilot_partition(const topo::Fabric& fabric, int ranks) {
-  const topo::FabricUnits units = topo::nic_units(fabric, ranks);
-  std::vector<std::int32_t> unit_rank(static_cast<std::size_t>(units.count));
-  for (std::size_t u = 0; u < unit_rank.size(); ++u) {
-    unit_rank[u] = static_cast<std::int32_t>(u % static_cast<std::size_t>(ranks));
-  }
-  return topo::place_units(fabric, units, ranks, unit_rank, "leaves in turn");
+  return topo::units_in_turn(fabric, ranks);
 }
 
 PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const work::Dag& dag,

@@ -9,6 +9,16 @@
 
 namespace shoal::topo {
 
+namespace {
+/// The sum over ranks and slices of each rank's load squared: what placing
+/// units by load keeps small (the time ranks spend waiting on one another).
+double squared_load(const std::vector<double>& rank_load) {
+  double sum = 0;
+  for (const double load : rank_load) sum += load * load;
+  return sum;
+}
+}  // namespace
+
 core::Partition partition_by_load(const Fabric& fabric, int ranks, const GpuLoad& load) {
   const std::size_t slices = load.slices;
   if (slices == 0 || load.load.size() != std::size_t{fabric.gpu_count()} * slices) {
@@ -88,7 +98,30 @@ core::Partition partition_by_load(const Fabric& fabric, int ranks, const GpuLoad
     rank_total[best] += unit_total[u];
     ++rank_units[best];
   }
+  // The units dealt in turn, as the pilot ran, where they balance no worse:
+  // then the pilot's fragments serve the run (no second read of the config).
+  std::vector<double> turn_load(rank_count * slices, 0.0);
+  for (std::size_t u = 0; u < unit_count; ++u) {
+    const std::size_t r = u % rank_count;
+    for (std::size_t s = 0; s < slices; ++s) {
+      turn_load[r * slices + s] += static_cast<double>(unit_load[u * slices + s]);
+    }
+  }
+  if (squared_load(turn_load) <= squared_load(rank_load)) {
+    for (std::size_t u = 0; u < unit_count; ++u) {
+      unit_rank[u] = static_cast<std::int32_t>(u % rank_count);
+    }
+  }
   return place_units(fabric, units, ranks, unit_rank, "weighted");
+}
+
+core::Partition units_in_turn(const Fabric& fabric, int ranks) {
+  const FabricUnits units = nic_units(fabric, ranks);
+  std::vector<std::int32_t> unit_rank(static_cast<std::size_t>(units.count));
+  for (std::size_t u = 0; u < unit_rank.size(); ++u) {
+    unit_rank[u] = static_cast<std::int32_t>(u % static_cast<std::size_t>(ranks));
+  }
+  return place_units(fabric, units, ranks, unit_rank, "units in turn");
 }
 
 }  // namespace shoal::topo

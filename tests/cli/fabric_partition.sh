@@ -8,6 +8,9 @@
 #   run's strategy at 3 ranks, the same table as one rank; written as a file
 #   by `shoal partition fabric --strategy weighted`; refused by `shoal topo`,
 #   which has no workload;
+# - weighted on a training job, whose units dealt in turn (as its pilot ran)
+#   balance as well: the run keeps the pilot's fragments, and writes the same
+#   table as one rank; fat-tree-64's workload is placed by load instead;
 # - a file for another rank count, for another fabric, a malformed file and a
 #   name that is neither a strategy nor a file: one line naming it, exit 1.
 # Usage: fabric_partition.sh SHOAL MPIRUN WORKDIR SOURCE_DIR
@@ -47,13 +50,28 @@ for spec in rr3 hand3; do
   fi
 done
 
-"$mpirun" -np 3 "$shoal" run fat-tree-64.toml --set run.partition='"weighted"' --quiet -o three-weighted.csv >three-weighted.log 2>&1
+"$mpirun" -np 3 "$shoal" run fat-tree-64.toml --set run.partition='"weighted"' -o three-weighted.csv >three-weighted.log 2>&1
 if ! grep -q "ranks 3 (partition weighted)" three-weighted.log; then
   bad "weighted: the run did not use it: $(grep -E 'ranks|error' three-weighted.log | head -2)"
+elif grep -q "keeps the pilot's fragments" three-weighted.log; then
+  bad "weighted at 3 ranks: fat-tree-64's units dealt in turn were kept, not placed by load"
 elif cmp -s one.csv three-weighted.csv; then
   ok "weighted at 3 ranks: coflow table identical to 1 rank"
 else
   bad "weighted at 3 ranks: coflow table differs from 1 rank"
+fi
+sed 's|"../../jobs/|"'"$src"'/jobs/|' "$src/configs/examples/qwen-64.toml" >qwen-64.toml
+"$shoal" run qwen-64.toml --set run.end=50ms --quiet -o qwen-one.csv >/dev/null
+"$mpirun" -np 2 "$shoal" run qwen-64.toml --set run.end=50ms --set run.partition='"weighted"' \
+  -o qwen-two.csv >qwen-two.log 2>&1
+if ! grep -q "ranks 2 (partition weighted)" qwen-two.log; then
+  bad "weighted on a training job: the run did not use it: $(grep -E 'ranks|error' qwen-two.log | head -2)"
+elif ! grep -q "keeps the pilot's fragments" qwen-two.log; then
+  bad "weighted on a training job: the pilot's fragments were not kept"
+elif cmp -s qwen-one.csv qwen-two.csv; then
+  ok "weighted on a training job at 2 ranks, the pilot's fragments kept: coflow table identical to 1 rank"
+else
+  bad "weighted on a training job at 2 ranks: coflow table differs from 1 rank"
 fi
 "$shoal" partition fabric fat-tree-64.toml --ranks 3 --strategy weighted -o parts/w3.part >w3.log 2>&1
 if grep -q '^ranks 3$' parts/w3.part && grep -q 'weighted over 3 ranks' w3.log &&

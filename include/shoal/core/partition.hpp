@@ -42,6 +42,10 @@ class Partition {
   /// Number of entities each rank owns.
   std::vector<std::int64_t> entities_per_rank(const Layout& layout) const;
   const std::string& description() const { return description_; }
+  /// Whether it puts every atom on the same rank as `other` (whatever either's description).
+  bool places_as(const Partition& other) const {
+    return ranks_ == other.ranks_ && atom_rank_ == other.atom_rank_;
+  }
 
  private:
   Partition(int ranks, std::vector<std::int32_t> atom_rank, std::string description);

@@ -39,11 +39,11 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
                      std::uint64_t seed, std::size_t slices);
 
 /// The partition the pilot runs under on `ranks` ranks: the weighted
-/// partition's units (a leaf with its servers) dealt to the ranks in turn.
-/// Each pipeline stage's leaves are then spread over the ranks, which are
-/// busy at the same times; `topology`'s blocks held whole stages, and its
-/// pilot on 2 ranks ran no faster than on one. The pilot's loads are the
-/// same under any partition.
+/// partition's units (a leaf with its servers) dealt to the ranks in turn
+/// (topo::units_in_turn). Each pipeline stage's leaves are then spread over
+/// the ranks, which are busy at the same times; `topology`'s blocks held
+/// whole stages, and its pilot on 2 ranks ran no faster than on one. The
+/// pilot's loads are the same under any partition.
 core::Partition pilot_partition(const topo::Fabric& fabric, int ranks);
 
 /// Bytes the pilot's model will allocate on a rank whose GPUs send

@@ -26,7 +26,15 @@ struct GpuLoad {
 /// overlaps its own least (the smallest sum over slices of the two products): that keeps the sum
 /// over slices and ranks of the squared rank loads small, which is the time ranks spend waiting on
 /// one another. Ties go to the rank with the least load, then the fewest units, then the lowest
-/// number. Described as "weighted".
+/// number. Where the units dealt in turn (units_in_turn) give no larger sum, they are kept
+/// instead: the pilot ran under them. Described as "weighted".
 core::Partition partition_by_load(const Fabric& fabric, int ranks, const GpuLoad& load);
+
+/// The weighted strategy's units dealt to the ranks in turn, unit u to rank
+/// u mod ranks (other switches spread round-robin): a pipeline stage's
+/// leaves, which lie together, go to every rank, so the ranks are busy at
+/// the same times. The weighted partition's pilot runs under it. Described
+/// as "units in turn".
+core::Partition units_in_turn(const Fabric& fabric, int ranks);
 
 }  // namespace shoal::topo

@@ -83,6 +83,29 @@ TEST(WeightedPartition, BalancesEverySliceOfAStagedLoad) {
   }
 }
 
+TEST(WeightedPartition, KeepsTheUnitsInTurnWhereTheyBalanceAsWell) {
+  // Each stage's four leaves dealt in turn give every rank an equal share of
+  // every slice: the pilot's own partition, which the run then keeps.
+  const Fabric f = sixteen_leaves();
+  const GpuLoad load = staged_load(f);
+  for (const int ranks : {2, 4}) {
+    SCOPED_TRACE(ranks);
+    const core::Partition turn = units_in_turn(f, ranks);
+    EXPECT_EQ(turn.description(), "units in turn");
+    const core::Partition p = partition_by_load(f, ranks, load);
+    EXPECT_EQ(p.description(), "weighted");
+    EXPECT_TRUE(p.places_as(turn));
+  }
+  // Every other leaf busy: dealt in turn, one rank of two would hold them all.
+  GpuLoad alternate{1, std::vector<std::uint64_t>(f.gpu_count(), 0)};
+  for (GpuId g = 0; g < f.gpu_count(); ++g) alternate.load[g] = (g / 8) % 2 == 0 ? 100 : 0;
+  const core::Partition turn = units_in_turn(f, 2);
+  const core::Partition p = partition_by_load(f, 2, alternate);
+  EXPECT_FALSE(p.places_as(turn));
+  EXPECT_EQ(rank_slices(f, turn, alternate)[1][0], 0u);
+  for (const auto& slices : rank_slices(f, p, alternate)) EXPECT_EQ(slices[0], 6400u);
+}
+
 TEST(WeightedPartition, FewerLeavesThanRanksPlacesServersAndLeavesApart) {
   const Fabric f = sixteen_leaves();
   // 20 ranks, 16 leaves: units are the 64 servers and the 16 leaves. Stage s
