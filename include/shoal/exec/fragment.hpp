@@ -2,11 +2,12 @@
 // its DAG keeping only the flows it sends, receives or counts (the node that
 // counts a flow's bytes, net::Network::counted_at, is its receiver or, with
 // delivery on send, the switch above it), through work::Dag::set_fragment.
-// Every flow keeps its destination, which is all a switch routes by. Every
-// flow the rank starts, counts, ends or acknowledges is then held; its
-// NVSwitches turn only flows from or to their server, and a GPU relaying a
-// flow (PXN) is in its sender's server, an atom no partition splits, so on
-// the sender's rank too.
+// A cell that reaches a rank holding neither end of its flow brings its
+// destination in a note (net/transit_routes.hpp). Every flow the rank
+// starts, counts, ends or acknowledges is then held; its NVSwitches turn
+// only flows from or to their server, and a GPU relaying a flow (PXN) is in
+// its sender's server, an atom no partition splits, so on the sender's rank
+// too.
 #pragma once
 
 #include "shoal/core/comm.hpp"
