@@ -8,7 +8,7 @@
 namespace shoal::exec {
 
 work::DagFragment rank_fragment(const topo::Fabric& fabric, const net::NetworkOptions& network,
-                                 const core::Partition& partition, int rank) {
+                                const core::Partition& partition, int rank) {
   std::vector<std::int32_t> owner = partition.entity_ranks(fabric.layout());
   std::vector<topo::NodeId> inbound = net::Network::inbound_nodes(fabric, network);
   work::DagFragment fragment;

@@ -21,7 +21,7 @@ namespace shoal::exec {
 /// The flows rank `rank` sends, receives or counts under `partition`, and the
 /// GPUs it owns there: what its DAG keeps (work::Dag::set_fragment).
 work::DagFragment rank_fragment(const topo::Fabric& fabric, const net::NetworkOptions& network,
-                                 const core::Partition& partition, int rank);
+                                const core::Partition& partition, int rank);
 
 /// Collective over `comm`: the rule that each of a coflow's dependencies
 /// concerns one of its senders, which spans the ranks' fragments
