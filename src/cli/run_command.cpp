@@ -355,11 +355,10 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
   if (!read(std::nullopt)) return 1;
   if (!setup.partition) {
     // A weighted partition on several ranks: its pilot runs on the ranks'
-    // fragments under the pilot's own partition, then each rank builds its
-    // fragment under the weighted one.
+    // fragments under the pilot's own partition. Where the weighted one keeps
+    // that partition, those fragments are the run's; otherwise each rank
+    // reads the config again for its fragment under the weighted one.
     if (!place_weighted(world, setup, world.size())) return 1;
-    // Where it keeps the pilot's own partition, the fragments the pilot ran
-    // on are the run's, and the config is not read again.
     if (!setup.partition->places_as(exec::pilot_partition(*setup.fabric, world.size()))) {
       std::optional<core::Partition> weighted = std::move(setup.partition);
       if (!read(std::move(weighted))) return 1;
