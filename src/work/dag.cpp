@@ -69,11 +69,9 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
   // A task on another rank's GPU keeps its name and GPU (and, for the check
   // for cycles, its dependencies); one the check refuses is held everywhere.
   const bool held = owns(gpu) || gpu >= fragment_gpus_;
-  std::span<const NodeRef>* after_refs = nullptr;
   if (held) {
     make_room(tasks_, 1);
     tasks_.push_back({store_name(name), gpu, duration, {}, labels});
-    after_refs = &tasks_.back().after;
     if (!whole_) held_task_ids_.push_back(node.index);
   } else {
     if (foreign_names_.size() + name.size() > UINT32_MAX) {
@@ -85,36 +83,50 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
     foreign_names_.append(std::span<const char>(name.data(), name.size()));
     foreign_gpus_.push_back(gpu);
     foreign_name_ends_.push_back(static_cast<std::uint32_t>(foreign_names_.size()));
-    make_room(foreign_after_, 1);
-    foreign_after_.push_back({});
-    after_refs = &foreign_after_.back();
   }
   if (!whole_) held_tasks_.add(held);
-  if (collect_refs(after) == nullptr) {
-    *after_refs = held ? store_after(resolving_) : foreign_refs_.copy(resolving_);
+  // Once the task is in place: a name may resolve to it (and fail the check).
+  const bool resolved = collect_refs(after) == nullptr;
+  if (held) {
+    if (resolved) tasks_.back().after = store_after(resolving_);
   } else {
-    task_after_names_.emplace_back(node.index, std::move(after));
+    if (resolved) {
+      if (foreign_refs_.size() + resolving_.size() > UINT32_MAX) {
+        throw Error("workload: the tasks of other ranks' GPUs have more than 2^32 dependencies");
+      }
+      make_room(foreign_refs_, resolving_.size());
+      foreign_refs_.append(resolving_);
+    }
+    make_room(foreign_after_ends_, 1);
+    foreign_after_ends_.push_back(static_cast<std::uint32_t>(foreign_refs_.size()));
   }
+  if (!resolved) task_after_names_.emplace_back(node.index, std::move(after));
   grew();
   return node;
-}
-
-std::span<const NodeRef>& Dag::task_after(std::uint32_t t) {
-  if (holds_task(TaskId{t})) return tasks_[task_slot(TaskId{t})].after;
-  return foreign_after_[foreign_slot(t)];
 }
 
 std::span<const NodeRef> Dag::task_after(std::uint32_t t) const {
   if (holds_task(TaskId{t})) return tasks_[task_slot(TaskId{t})].after;
   if (foreign_dropped_)
     throw Error("internal: a foreign task's dependencies asked after they were dropped");
-  return foreign_after_[foreign_slot(t)];
+  const std::size_t slot = foreign_slot(t);
+  const std::uint32_t begin = slot == 0 ? 0 : foreign_after_ends_[slot - 1];
+  const std::uint32_t end = foreign_after_ends_[slot];
+  if (begin != end) return {foreign_refs_.data() + begin, end - begin};
+  // None, or named before the nodes they name were added (resolve()).
+  const auto late = std::lower_bound(late_foreign_after_.begin(), late_foreign_after_.end(), t,
+                                     [](const std::pair<std::uint32_t, std::span<const NodeRef>>& e,
+                                        std::uint32_t task) { return e.first < task; });
+  return late != late_foreign_after_.end() && late->first == t ? late->second
+                                                               : std::span<const NodeRef>{};
 }
 
 void Dag::drop_foreign_dependencies() {
   if (whole_) return;
-  foreign_after_ = core::GrowingArray<std::span<const NodeRef>>();
-  foreign_refs_ = StableArena<NodeRef>();
+  foreign_after_ends_ = core::GrowingArray<std::uint32_t>();
+  foreign_refs_ = core::GrowingArray<NodeRef>();
+  std::vector<std::pair<std::uint32_t, std::span<const NodeRef>>>().swap(late_foreign_after_);
+  late_foreign_refs_ = StableArena<NodeRef>();
   foreign_dropped_ = true;
 }
 
@@ -232,8 +244,12 @@ void Dag::resolve() {
     if (const std::string* missing = collect_refs(names)) {
       throw Error(describe(node) + ": 'after' names \"" + *missing + "\", which does not exist");
     }
-    task_after(task) =
-        holds_task(TaskId{task}) ? store_after(resolving_) : foreign_refs_.copy(resolving_);
+    // In add order: the foreign ones stay sorted by task.
+    if (holds_task(TaskId{task})) {
+      tasks_[task_slot(TaskId{task})].after = store_after(resolving_);
+    } else {
+      late_foreign_after_.emplace_back(task, late_foreign_refs_.copy(resolving_));
+    }
   }
   for (const auto& [coflow, names] : coflow_after_names_) {
     coflows_[coflow].after = resolve_list({NodeRef::Kind::kCoflow, coflow}, names);
