@@ -21,7 +21,6 @@
 #include "shoal/exec/fragment.hpp"
 #include "shoal/exec/model.hpp"
 #include "shoal/exec/outcomes.hpp"
-#include "shoal/exec/pilot.hpp"
 #include "shoal/output/run_output.hpp"
 #include "shoal/sched/policy.hpp"
 
@@ -358,8 +357,9 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
     // fragments under the pilot's own partition. Where the weighted one keeps
     // that partition, those fragments are the run's; otherwise each rank
     // reads the config again for its fragment under the weighted one.
-    if (!place_weighted(world, setup, world.size())) return 1;
-    if (!setup.partition->places_as(exec::pilot_partition(*setup.fabric, world.size()))) {
+    bool pilot_kept = false;
+    if (!place_weighted(world, setup, world.size(), &pilot_kept)) return 1;
+    if (!pilot_kept) {
       std::optional<core::Partition> weighted = std::move(setup.partition);
       if (!read(std::move(weighted))) return 1;
     }

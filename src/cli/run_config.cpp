@@ -39,7 +39,7 @@ exec::PilotLoad weighted_pilot(const core::Comm& comm, const exec::RunSetup& set
   return pilot;
 }
 
-bool place_weighted(const core::Comm& comm, exec::RunSetup& setup, int ranks) {
+bool place_weighted(const core::Comm& comm, exec::RunSetup& setup, int ranks, bool* pilot_kept) {
   if (setup.partition) return true;
   if (!setup_everywhere(comm, [&] { check_pilot_memory(comm.rank(), comm.size(), setup); })) {
     return false;
@@ -54,11 +54,14 @@ bool place_weighted(const core::Comm& comm, exec::RunSetup& setup, int ranks) {
   const bool placed = setup_everywhere(comm, [&] {
     try {
       setup.partition.emplace(topo::partition_by_load(*setup.fabric, ranks, pilot.load));
-      if (comm.rank() == 0 &&
-          setup.partition->places_as(exec::pilot_partition(*setup.fabric, ranks))) {
-        spdlog::info(
-            "weighted partition: its units dealt in turn, as the pilot ran, balance as well as "
-            "placed by load; the run keeps the pilot's fragments");
+      if (pilot_kept != nullptr) {
+        *pilot_kept = ranks == comm.size() &&
+                      setup.partition->places_as(exec::pilot_partition(*setup.fabric, ranks));
+        if (*pilot_kept && comm.rank() == 0) {
+          spdlog::info(
+              "weighted partition: its units dealt in turn, as the pilot ran, balance as well as "
+              "placed by load; the run keeps the pilot's fragments");
+        }
       }
     } catch (const Error& e) {
       throw Error("config " + setup.config_path + ": run.partition: " + e.what());

@@ -35,8 +35,10 @@ inline constexpr std::size_t kPilotSlices = 64;
 /// (topo/load_partition.hpp) for `ranks` ranks to make, runs its pilot
 /// (weighted_pilot) on the ranks of `comm` and makes it. False, with the first
 /// failing rank's error printed, where the pilot's memory guard refuses; an
-/// error in the pilot itself stops every rank (run_or_abort).
-bool place_weighted(const core::Comm& comm, RunSetup& setup, int ranks);
+/// error in the pilot itself stops every rank (run_or_abort). With
+/// `pilot_kept`, says whether it placed the ranks of `comm` as their pilot
+/// ran (exec::pilot_partition): then the fragments it ran on are the run's.
+bool place_weighted(const core::Comm& comm, RunSetup& setup, int ranks, bool* pilot_kept = nullptr);
 
 /// Collective over `comm`: the pilot run behind the weighted partition
 /// (exec/pilot.hpp, kPilotSlices slices), each rank of `comm` running its

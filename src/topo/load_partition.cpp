@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "shoal/core/error.hpp"
 #include "shoal/topo/fabric_units.hpp"
@@ -16,6 +17,13 @@ double squared_load(const std::vector<double>& rank_load) {
   double sum = 0;
   for (const double load : rank_load) sum += load * load;
   return sum;
+}
+
+/// Unit u on rank u mod ranks.
+std::vector<std::int32_t> dealt_in_turn(std::size_t units, std::size_t ranks) {
+  std::vector<std::int32_t> unit_rank(units);
+  for (std::size_t u = 0; u < units; ++u) unit_rank[u] = static_cast<std::int32_t>(u % ranks);
+  return unit_rank;
 }
 }  // namespace
 
@@ -100,28 +108,24 @@ core::Partition partition_by_load(const Fabric& fabric, int ranks, const GpuLoad
   }
   // The units dealt in turn, as the pilot ran, where they balance no worse:
   // then the pilot's fragments serve the run (no second read of the config).
+  std::vector<std::int32_t> turn_rank = dealt_in_turn(unit_count, rank_count);
   std::vector<double> turn_load(rank_count * slices, 0.0);
   for (std::size_t u = 0; u < unit_count; ++u) {
-    const std::size_t r = u % rank_count;
+    const auto r = static_cast<std::size_t>(turn_rank[u]);
     for (std::size_t s = 0; s < slices; ++s) {
       turn_load[r * slices + s] += static_cast<double>(unit_load[u * slices + s]);
     }
   }
-  if (squared_load(turn_load) <= squared_load(rank_load)) {
-    for (std::size_t u = 0; u < unit_count; ++u) {
-      unit_rank[u] = static_cast<std::int32_t>(u % rank_count);
-    }
-  }
+  if (squared_load(turn_load) <= squared_load(rank_load)) unit_rank = std::move(turn_rank);
   return place_units(fabric, units, ranks, unit_rank, "weighted");
 }
 
 core::Partition units_in_turn(const Fabric& fabric, int ranks) {
   const FabricUnits units = nic_units(fabric, ranks);
-  std::vector<std::int32_t> unit_rank(static_cast<std::size_t>(units.count));
-  for (std::size_t u = 0; u < unit_rank.size(); ++u) {
-    unit_rank[u] = static_cast<std::int32_t>(u % static_cast<std::size_t>(ranks));
-  }
-  return place_units(fabric, units, ranks, unit_rank, "units in turn");
+  return place_units(
+      fabric, units, ranks,
+      dealt_in_turn(static_cast<std::size_t>(units.count), static_cast<std::size_t>(ranks)),
+      "units in turn");
 }
 
 }  // namespace shoal::topo
