@@ -40,6 +40,8 @@ std::string_view coflow_type_name(CoflowType type) {
 void Dag::add_name(const std::string& name, NodeRef node) {
   if (names_dropped_) throw Error("internal: a node added to a DAG whose names were dropped");
   if (name.empty()) throw Error("a task or coflow needs a non-empty name");
+  if (name.front() == '\0')
+    throw Error("a task or coflow name must not start with a NUL character");
   if (!names_.insert(name, node, name_of())) {
     throw Error("name \"" + name + "\" is used twice (task and coflow names must be unique)");
   }
@@ -103,6 +105,35 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
   if (!resolved) task_after_names_.emplace_back(node.index, std::move(after));
   grew();
   return node;
+}
+
+NodeRef Dag::add_unnamed_task(GpuId gpu, const TaskLabels& labels) {
+  if (whole_ || holds_tasks_of(gpu)) throw Error("internal: an unnamed task of a GPU it holds");
+  const NodeRef node{NodeRef::Kind::kTask, static_cast<std::uint32_t>(task_count())};
+  if (task_count() >= UINT32_MAX) throw Error("internal: more than 2^32 tasks");
+  if (names_dropped_) throw Error("internal: a node added to a DAG whose names were dropped");
+  resolved_ = false;
+  task_iterations_ = std::max(task_iterations_, labels.iteration + 1);
+  if (labels.kind != TaskKind::kOther) training_jobs_ = std::max(training_jobs_, labels.job + 1);
+  task_gpus_used_ = std::max(task_gpus_used_, gpu + 1);
+  make_room(foreign_gpus_, 1);
+  make_room(foreign_name_ends_, 1);
+  make_room(foreign_after_ends_, 1);
+  foreign_gpus_.push_back(gpu);
+  // An empty name and no dependencies: the previous ends repeated.
+  foreign_name_ends_.push_back(static_cast<std::uint32_t>(foreign_names_.size()));
+  foreign_after_ends_.push_back(static_cast<std::uint32_t>(foreign_refs_.size()));
+  held_tasks_.add(false);
+  ++unnamed_tasks_;
+  grew();
+  return node;
+}
+
+std::string Dag::reference(NodeRef node) {
+  std::string text(1 + 1 + sizeof node.index, '\0');
+  text[1] = node.kind == NodeRef::Kind::kTask ? 't' : 'c';
+  std::memcpy(text.data() + 2, &node.index, sizeof node.index);
+  return text;
 }
 
 std::span<const NodeRef> Dag::task_after(std::uint32_t t) const {
@@ -189,6 +220,17 @@ void Dag::add_fragment_flows(std::span<const Flow> flows) {
   flows_.append(kept_);
 }
 
+std::optional<NodeRef> Dag::referenced(std::string_view reference) const {
+  NodeRef node{
+      reference.size() > 1 && reference[1] == 'c' ? NodeRef::Kind::kCoflow : NodeRef::Kind::kTask,
+      0};
+  if (reference.size() != 2 + sizeof node.index) throw Error("internal: a malformed reference");
+  std::memcpy(&node.index, reference.data() + 2, sizeof node.index);
+  const std::size_t count = node.kind == NodeRef::Kind::kTask ? task_count() : coflows_.size();
+  if (node.index >= count) throw Error("internal: a reference to a node not yet added");
+  return node;
+}
+
 std::optional<NodeRef> Dag::find(std::string_view name) const {
   if (names_dropped_) throw Error("internal: a name looked up after the DAG dropped its names");
   return names_.find(name, name_of());
@@ -198,7 +240,8 @@ std::string_view Dag::name(NodeRef node) const {
   if (node.kind == NodeRef::Kind::kCoflow) return coflows_[node.index].name;
   if (holds_task(TaskId{node.index})) return tasks_[task_slot(TaskId{node.index})].name;
   if (names_dropped_) return kDroppedName;
-  return foreign_name(foreign_slot(node.index));
+  const std::string_view name = foreign_name(foreign_slot(node.index));
+  return name.empty() ? kDroppedName : name;  // empty: added unnamed
 }
 
 void Dag::drop_names() {
@@ -216,7 +259,7 @@ std::string Dag::describe(NodeRef node) const {
 const std::string* Dag::collect_refs(const std::vector<std::string>& names) {
   resolving_.clear();
   for (const std::string& n : names) {
-    const auto ref = find(n);
+    const auto ref = n.starts_with('\0') ? referenced(n) : find(n);
     if (!ref) return &n;
     if (std::find(resolving_.begin(), resolving_.end(), *ref) == resolving_.end()) {
       resolving_.push_back(*ref);
@@ -305,16 +348,31 @@ Error Dag::no_sender_error(NodeRef coflow, NodeRef dep) const {
                ", which involves none of its sending GPUs");
 }
 
+namespace {
+// A coflow's dependencies in an order every rank shares: the training
+// generator names another rank's task by reference, and sorts each list by
+// what names it, so the ranks' lists hold the same nodes in different orders.
+bool node_less(NodeRef a, NodeRef b) {
+  return std::pair(a.kind, a.index) < std::pair(b.kind, b.index);
+}
+void in_node_order(std::span<const NodeRef> after, std::vector<NodeRef>& sorted) {
+  sorted.assign(after.begin(), after.end());
+  std::sort(sorted.begin(), sorted.end(), node_less);
+}
+}  // namespace
+
 std::vector<std::uint64_t> Dag::sender_dependencies() const {
   std::size_t count = 0;
   for (const Coflow& c : coflows_) count += c.after.size();
   std::vector<std::uint64_t> bits(count / 64 + 1, 0);
   SenderMarks marks{
       std::vector<std::uint32_t>(std::min<std::size_t>(flow_gpus_used_, owns_.size())), 0};
+  std::vector<NodeRef> sorted;
   std::size_t k = 0;
   for (const Coflow& c : coflows_) {
     if (!c.after.empty()) mark_senders(c, marks);
-    for (const NodeRef dep : c.after) {
+    in_node_order(c.after, sorted);
+    for (const NodeRef dep : sorted) {
       if (concerns_a_sender(dep, marks)) bits[k / 64] |= std::uint64_t{1} << (k % 64);
       ++k;
     }
@@ -323,14 +381,20 @@ std::vector<std::uint64_t> Dag::sender_dependencies() const {
 }
 
 void Dag::check_sender_dependencies(std::span<const std::uint64_t> concerned) const {
-  std::size_t k = 0;
+  std::vector<NodeRef> sorted;
+  std::size_t first = 0;  // the coflow's first bit
   for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
-    for (const NodeRef dep : coflows_[i].after) {
+    const std::span<const NodeRef> after = coflows_[i].after;
+    in_node_order(after, sorted);
+    // The first refused in the coflow's own order, as validate() names it.
+    for (const NodeRef dep : after) {
+      const auto at = std::lower_bound(sorted.begin(), sorted.end(), dep, node_less);
+      const std::size_t k = first + static_cast<std::size_t>(at - sorted.begin());
       if ((concerned[k / 64] >> (k % 64) & 1) == 0) {
         throw no_sender_error({NodeRef::Kind::kCoflow, i}, dep);
       }
-      ++k;
     }
+    first += after.size();
   }
 }
 
@@ -391,7 +455,8 @@ void Dag::validate(GpuId gpu_count) const {
   // vector per node made this check the peak of reading a large config), in
   // 32-bit indices: a DAG of 2^32 nodes or dependencies would not fit in memory.
   // A fragment keeps every task's dependencies until then, so it finds the
-  // same cycle as the whole DAG.
+  // same cycle as the whole DAG; but a task added unnamed has none here. Its
+  // generator builds no cycle, and its owner checks it with its own.
   const std::size_t tasks = task_count();
   const std::size_t n = tasks + coflows_.size();
   auto id = [&](NodeRef r) {

@@ -119,6 +119,21 @@ class Dag {
   NodeRef add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                      std::span<const Flow> flows, std::vector<std::string> after);
 
+  /// Whether add_task keeps a task of `gpu` whole: every task of a whole DAG,
+  /// in a fragment those of the GPUs it owns (and those the check refuses).
+  bool holds_tasks_of(GpuId gpu) const { return owns(gpu) || gpu >= fragment_gpus_; }
+  /// For a generator whose dependencies are right by construction (the
+  /// training generator): a fragment's task of a GPU it does not hold, with
+  /// only its GPU and labels, no name and no dependencies. Its owner adds it
+  /// named and checks it. reference() names it in later 'after' lists.
+  NodeRef add_unnamed_task(GpuId gpu, const TaskLabels& labels = {});
+  /// A dependency name that stands for `node`, added already, without a
+  /// name lookup: a NUL and its index. No node's name starts with a NUL.
+  static std::string reference(NodeRef node);
+  /// Whether some task was added unnamed: a name find() misses may then be
+  /// another rank's.
+  bool has_unnamed_tasks() const { return unnamed_tasks_ > 0; }
+
   /// The resource guard watching a large DAG grow (it throws to stop the
   /// build): called with 0 every 4,096 nodes added, and, just before the
   /// tasks, coflows or flows grow their array, with the bytes the new array
@@ -141,7 +156,7 @@ class Dag {
   std::optional<NodeRef> find(std::string_view name) const;
   /// Any node's name. That of a task a fragment does not hold is valid only
   /// until the next task is added (its names lie in one growing array), and
-  /// after drop_names it is kDroppedName.
+  /// after drop_names, or where it was added unnamed, it is kDroppedName.
   std::string_view name(NodeRef node) const;
   static constexpr std::string_view kDroppedName = "(a task of another rank)";
   /// Once the workload is checked and what a config names in it is found:
@@ -228,7 +243,7 @@ class Dag {
   /// the held flows before it (HeldSet). It holds the tasks of the GPUs it owns, and
   /// those the check would refuse; of another task, only its name and GPU,
   /// and its dependencies until drop_foreign_dependencies (for the check for
-  /// cycles, which spans GPUs).
+  /// cycles, which spans GPUs); of one added unnamed, only its GPU.
   void set_fragment(DagFragment fragment);
   /// After validate(): frees the dependencies of the tasks it does not hold.
   void drop_foreign_dependencies();
@@ -339,6 +354,7 @@ class Dag {
   std::uint32_t task_iterations_ = 0;
   std::uint32_t training_jobs_ = 0;
   GpuId task_gpus_used_ = 0;
+  std::size_t unnamed_tasks_ = 0;
   /// A task it does not hold: its place among those.
   std::size_t foreign_slot(std::uint32_t task) const { return task - held_tasks_.slot(task); }
   /// Where the dependencies of task `t` are (held or not).
@@ -358,6 +374,8 @@ class Dag {
   /// Puts the references of `names` in resolving_, each once, in order; the
   /// first name no node has yet, or nullptr.
   const std::string* collect_refs(const std::vector<std::string>& names);
+  /// The node a reference() stands for.
+  std::optional<NodeRef> referenced(std::string_view reference) const;
   /// Sets `after` to the references of `names` where every one names a node
   /// added already (each once, in order); false, leaving it, where one does not.
   bool resolve_now(const std::vector<std::string>& names, std::span<const NodeRef>& after);
