@@ -340,14 +340,15 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
                     ": runs one policy; sweep policy.name instead of giving policy.compare");
       }
     });
-    // The rule the ranks' fragments share, once every rank has built its own.
-    // Then no name is looked up again: the milestones found theirs.
+    // The rule the ranks' fragments share, once every rank has built its own,
+    // and the milestones' nodes. Then no name is looked up again.
     return ready && setup_everywhere(world, [&] {
              try {
                exec::check_sender_dependencies(world, setup.dag);
              } catch (const Error& e) {
                throw Error("workload " + setup.workload + ": " + e.what());
              }
+             exec::find_milestones(world, setup.dag, setup.milestones);
              setup.dag.drop_names();
            });
   };

@@ -59,6 +59,11 @@ Perturbations read_perturbations(config::ConfigFile& config, const topo::Fabric&
   return perturbations;
 }
 
+Error milestone_not_found(const Milestone& m) {
+  return Error(m.entry + ".at: no task or coflow named \"" + m.at.substr(0, m.at.rfind('.')) +
+               "\" in the workload");
+}
+
 std::vector<Milestone> read_milestones(config::ConfigFile& config, const work::Dag& dag) {
   const std::string prefix = "config " + config.path() + ": ";
   std::vector<Milestone> milestones;
@@ -66,7 +71,7 @@ std::vector<Milestone> read_milestones(config::ConfigFile& config, const work::D
   for (std::size_t i = 0; i < entries; ++i) {
     const std::string entry = "milestone[" + std::to_string(i) + "]";
     Milestone m{config.string(entry, "label").value_or(""), config.string(entry, "at").value_or(""),
-                std::nullopt};
+                std::nullopt, prefix + entry};
     if (m.label.empty() || m.at.empty()) {
       throw Error(prefix + entry +
                   ": give label = \"...\" and at = \"NAME.start\", "
@@ -80,10 +85,8 @@ std::vector<Milestone> read_milestones(config::ConfigFile& config, const work::D
                     "\" must be NAME.start, NAME.end, phase-end or last-byte");
       }
       m.node = dag.find(m.at.substr(0, dot));
-      if (!m.node) {
-        throw Error(prefix + entry + ".at: no task or coflow named \"" + m.at.substr(0, dot) +
-                    "\" in the workload");
-      }
+      // Another rank's task may be unnamed here: the ranks find it together.
+      if (!m.node && !dag.has_unnamed_tasks()) throw milestone_not_found(m);
     }
     milestones.push_back(m);
   }

@@ -144,8 +144,16 @@ class TrainingBuilder {
   /// A micro-batch's activations (forward) or gradients (backward) from
   /// virtual stage `from` to `to`, one coflow per data-parallel replica.
   void send_pp(std::uint32_t from, std::uint32_t to, std::uint32_t mb, bool forward);
-  void task(std::uint32_t r, const std::string& name, Time duration, std::vector<std::string> after,
-            TaskKind kind, std::uint32_t mb, std::uint32_t layer);
+  /// Adds a compute task of job rank r (slowed while it overlaps an
+  /// all-to-all); returns what names it in later 'after' lists (add_task).
+  std::string task(std::uint32_t r, std::string name, Time duration, std::vector<std::string> after,
+                   TaskKind kind, std::uint32_t mb, std::uint32_t layer);
+  /// Adds job rank r's task, whole where the DAG holds its GPU's tasks. Where
+  /// another rank does (a fragment), only its GPU and labels: it needs no
+  /// name, dependencies or index entry there. Returns its name, or there the
+  /// reference that stands for it (Dag::reference).
+  std::string add_task(std::uint32_t r, std::string name, Time duration,
+                       std::vector<std::string> after, const TaskLabels& labels);
   /// One EP all-to-all of a group: to the experts or back, in the forward or
   /// backward pass, by the job's ep_comm (dtype, de-duplication).
   void ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp, std::uint32_t edp,
@@ -217,6 +225,7 @@ class TrainingBuilder {
   std::vector<Flow> flows_;
   std::vector<std::vector<std::string>> last_;  // by stage-local index, for the stage being built
   std::map<std::uint32_t, std::vector<std::string>> last_of_stage_;  // by job rank
+  std::vector<std::string> optimizer_;  // by job rank: the last optimizer step added (add_task)
   // (layer, job rank, micro-batch): what its gradients of that micro-batch wait on.
   std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::string>>
       dense_grads_;

@@ -71,10 +71,9 @@ void TrainingBuilder::attention_pass(std::uint32_t s, std::uint32_t mb, std::uin
     const std::uint32_t r = stage_rank(s, i);
     std::vector<std::string> after = std::move(ready(i));
     if (forward && waits_for_parameters(mb)) add_all_gather(after, r, layer, false);
-    const std::string a = task_name(r, forward, mb, layer, 'a');
-    task(r, a, attention_compute(r, mb, layer, forward), std::move(after),
-         forward ? TaskKind::kForward : TaskKind::kBackward, mb, layer);
-    ready(i) = {a};
+    ready(i) = {task(r, task_name(r, forward, mb, layer, 'a'),
+                     attention_compute(r, mb, layer, forward), std::move(after),
+                     forward ? TaskKind::kForward : TaskKind::kBackward, mb, layer)};
   }
 }
 
@@ -167,9 +166,8 @@ void TrainingBuilder::overlapped_ring(std::uint32_t s, std::uint32_t mb, std::ui
               k == 0 ? std::move(step_after[c])
                      : std::vector<std::string>{steps[c], previous_exchange};
           const Time duration = k == 0 ? whole[c] - (cp_ - 1) * core_step[c] : core_step[c];
-          task(r, name, duration, std::move(after),
-               forward ? TaskKind::kForward : TaskKind::kBackward, mb, layer);
-          steps[c] = std::move(name);
+          steps[c] = task(r, std::move(name), duration, std::move(after),
+                          forward ? TaskKind::kForward : TaskKind::kBackward, mb, layer);
         }
       }
       for (std::uint32_t c = 0; c < cp_; ++c) {

@@ -28,6 +28,7 @@ TrainingBuilder::TrainingBuilder(const JobSpec& job, Dag& dag)
       weights_(ep_weights(job)),
       axes_(placement_axes(job.parallel.order, job.parallel.cp, job.parallel.ep)) {
   gpu_of_.resize(std::size_t{p_.tp} * p_.dp * p_.pp);
+  optimizer_.resize(gpu_of_.size());
   for (std::uint32_t r = 0; r < gpu_of_.size(); ++r) gpu_of_[r] = place(r);
   if (!job.skew.routing_file.empty()) routing_ = RoutingTable::read(job.skew.routing_file, job);
   const SequenceSpec& seq = job.sequences;
@@ -132,15 +133,22 @@ std::vector<std::string> TrainingBuilder::group_ready(std::uint32_t tp, std::uin
   return after;
 }
 
-void TrainingBuilder::task(std::uint32_t r, const std::string& name, Time duration,
-                           std::vector<std::string> after, TaskKind kind, std::uint32_t mb,
-                           std::uint32_t layer) {
+std::string TrainingBuilder::task(std::uint32_t r, std::string name, Time duration,
+                                  std::vector<std::string> after, TaskKind kind, std::uint32_t mb,
+                                  std::uint32_t layer) {
   if (overlapping_ && job_.overlap.comm_sms > 0) {
     // The SMs the overlapped all-to-all's kernels hold are lost to compute.
     duration = static_cast<Time>(
         std::llround(static_cast<double>(duration) * job_.overlap.slowdown(job_.gpu.sms)));
   }
-  dag_.add_task(name, gpu(r), duration, std::move(after), task_labels(kind, mb, layer));
+  return add_task(r, std::move(name), duration, std::move(after), task_labels(kind, mb, layer));
+}
+
+std::string TrainingBuilder::add_task(std::uint32_t r, std::string name, Time duration,
+                                      std::vector<std::string> after, const TaskLabels& labels) {
+  if (!dag_.holds_tasks_of(gpu(r))) return Dag::reference(dag_.add_unnamed_task(gpu(r), labels));
+  dag_.add_task(name, gpu(r), duration, std::move(after), labels);
+  return name;
 }
 
 void TrainingBuilder::forward_pass(std::uint32_t s, std::uint32_t vs, std::uint32_t mb,
@@ -232,10 +240,10 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
     Time t = ffn_time(job_, layer, load);
     if (layer + 1 == m_.layers)
       t += lm_head_time(job_);  // the last stage's head, with its last layer
-    const std::string f = task_name(r, forward, mb, layer, 'f');
     if (forward && moe && waits_for_parameters(mb)) add_all_gather(ready(i), r, layer, true);
-    task(r, f, static_cast<Time>(std::llround(static_cast<double>(t) * factor)),
-         std::move(ready(i)), kind, mb, layer);
+    std::string f = task(r, task_name(r, forward, mb, layer, 'f'),
+                         static_cast<Time>(std::llround(static_cast<double>(t) * factor)),
+                         std::move(ready(i)), kind, mb, layer);
     ready(i) = {f};
     if (moe && !forward && recording_grads_) expert_grads_[{layer, r, mb}] = {f};
   }
@@ -244,7 +252,7 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
       for (std::uint32_t e = 0; e < edp_; ++e) {
         std::vector<std::string> after;
         for (std::uint32_t a = 0; a < p_.ep; ++a) {
-          after.push_back(task_name(rank(tp, a, e, s), forward, mb, layer, 'f'));
+          after.push_back(ready(local(rank(tp, a, e, s), s)).front());  // its task above
         }
         ep_coflow(tag + ".ep" + group_id(tp, e) + ".back", s, tp, e, forward, false,
                   labels(CoflowType::kEp, mb, layer, s), std::move(after));

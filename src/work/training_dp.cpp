@@ -248,12 +248,12 @@ void TrainingBuilder::data_parallel() {
     std::vector<std::string> after = last_of_stage_[r];
     after.insert(after.end(), rs_of[r].begin(), rs_of[r].end());
     if (!barrier.empty()) after.push_back(barrier);
-    dag_.add_task(optimizer_name(r, iteration_), gpu(r), job_.gpu.optimizer, std::move(after),
-                  task_labels(TaskKind::kOptimizer, p_.micro_batches - 1, 0));
+    optimizer_[r] = add_task(r, optimizer_name(r, iteration_), job_.gpu.optimizer, std::move(after),
+                             task_labels(TaskKind::kOptimizer, p_.micro_batches - 1, 0));
   }
   for (const Gather& g : gathers) {
     std::vector<std::string> after;
-    for (const std::uint32_t r : g.members) after.push_back(optimizer_name(r, iteration_));
+    for (const std::uint32_t r : g.members) after.push_back(optimizer_[r]);
     all_gather(g.name, g.members, g.bytes, g.labels, std::move(after));
     for (std::uint32_t layer = g.bucket.bottom; layer <= g.bucket.top; ++layer) {
       for (const std::uint32_t r : g.members) ag_of_[{layer, r, g.bucket.experts}] = g.name;

@@ -71,6 +71,8 @@ void TrainingBuilder::chunked_ffn(std::uint32_t s, std::uint32_t mb, std::uint32
   auto task_chunk = [&](std::uint32_t r, std::uint32_t c) {
     return task_name(r, forward, mb, layer, 'f') + std::to_string(c);
   };
+  // What names each stage GPU's chunks once added (TrainingBuilder::add_task), by i x K + c.
+  std::vector<std::string> chunk_refs(std::size_t{n} * k);
   // Chunk c of the unchunked coflow's flows: each flow's bytes / K, the first
   // (bytes mod K) chunks one byte more, so the chunks add up to the byte; a
   // flow of fewer than K bytes is absent from the chunks it has no byte for.
@@ -130,12 +132,12 @@ void TrainingBuilder::chunked_ffn(std::uint32_t s, std::uint32_t mb, std::uint32
     const auto total = static_cast<Time>(std::llround(static_cast<double>(t) * factor));
     for (std::uint32_t c = 0; c < k; ++c) {
       std::vector<std::string> after{coflow_name(tp, e, c, true)};
-      if (c > 0) after.push_back(task_chunk(r, c - 1));
+      if (c > 0) after.push_back(chunk_refs[i * k + c - 1]);
       if (c == 0 && forward && waits_for_parameters(mb)) add_all_gather(after, r, layer, true);
-      task(r, task_chunk(r, c), total / k + (c < total % k ? 1 : 0), std::move(after), kind, mb,
-           layer);
+      chunk_refs[i * k + c] = task(r, task_chunk(r, c), total / k + (c < total % k ? 1 : 0),
+                                   std::move(after), kind, mb, layer);
     }
-    if (!forward && recording_grads_) expert_grads_[{layer, r, mb}] = {task_chunk(r, k - 1)};
+    if (!forward && recording_grads_) expert_grads_[{layer, r, mb}] = {chunk_refs[i * k + k - 1]};
   }
   overlapping_ = was;
   // The combine: chunk c after every member's compute of chunk c.
@@ -146,7 +148,8 @@ void TrainingBuilder::chunked_ffn(std::uint32_t s, std::uint32_t mb, std::uint32
       whole = flows_;
       for (std::uint32_t c = 0; c < k; ++c) {
         std::vector<std::string> after;
-        for (std::uint32_t a = 0; a < p_.ep; ++a) after.push_back(task_chunk(rank(tp, a, e, s), c));
+        for (std::uint32_t a = 0; a < p_.ep; ++a)
+          after.push_back(chunk_refs[std::size_t{local(rank(tp, a, e, s), s)} * k + c]);
         emit(coflow_name(tp, e, c, false), c, std::move(after));
       }
     }

@@ -18,7 +18,7 @@ void TrainingBuilder::schedule_rank(std::uint32_t r) {
   last_.assign(n, {});
   if (iteration_ > 0) {
     for (std::uint32_t i = 0; i < n; ++i) {
-      last_[i] = {optimizer_name(stage_rank(r, i), iteration_ - 1)};
+      last_[i] = {optimizer_[stage_rank(r, i)]};  // the previous iteration's
     }
   }
   const ScheduleSpec& sch = job_.schedule;
@@ -118,9 +118,9 @@ void TrainingBuilder::weight_pass(std::uint32_t s, std::uint32_t vs, std::uint32
                ffn_time(job_, layer,
                         m_.moe_layer(layer) ? weights(layer, mb, edp_of(r))[ep_of(r)] : 1.0);
       if (layer + 1 == m_.layers) t += lm_head_time(job_);
-      const std::string w = task_name(r, false, mb, layer, 'w');
-      task(r, w, static_cast<Time>(std::llround(static_cast<double>(t) * share)),
-           std::move(ready(i)), TaskKind::kBackward, mb, layer);
+      std::string w = task(r, task_name(r, false, mb, layer, 'w'),
+                           static_cast<Time>(std::llround(static_cast<double>(t) * share)),
+                           std::move(ready(i)), TaskKind::kBackward, mb, layer);
       ready(i) = {w};
       if (record) {
         dense_grads_[{layer, r, mb}] = {w};

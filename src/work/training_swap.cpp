@@ -55,7 +55,7 @@ void TrainingBuilder::swap_experts() {
           std::vector<std::string> after;
           for (const std::uint32_t r : {hot, cold}) {
             const auto ag = ag_of_.find({w.layer, r, true});
-            after.push_back(ag != ag_of_.end() ? ag->second : optimizer_name(r, iteration_));
+            after.push_back(ag != ag_of_.end() ? ag->second : optimizer_[r]);
           }
           const std::string name = prefix_ + "L" + std::to_string(w.layer + 1) + ".swap.s" +
                                    std::to_string(s) + ".ep" + group_id(tp, e);

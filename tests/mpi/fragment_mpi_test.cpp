@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
+#include <utility>
 #include <vector>
 
 #include "one_rank_run.hpp"
@@ -84,8 +86,10 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
     }
   }
   EXPECT_EQ(held, part.held_count());
-  // Its tasks: those of its own GPUs; of the others, their names and GPUs.
+  // Its tasks: those of its own GPUs; of the others, only their GPUs and
+  // labels (the generator adds them unnamed).
   ASSERT_EQ(part.task_count(), whole.task_count());
+  EXPECT_TRUE(part.has_unnamed_tasks());
   EXPECT_GT(part.tasks().size(), 0u);
   EXPECT_LT(part.tasks().size(), whole.task_count()) << "the rank holds every task: nothing tested";
   std::size_t tasks = 0;
@@ -95,15 +99,32 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
     const work::NodeRef node{work::NodeRef::Kind::kTask, t};
     ASSERT_EQ(part.holds_task(id), mine(fabric.gpu_node(w.gpu))) << "task " << t;
     EXPECT_EQ(part.task_gpu(id), w.gpu);
+    if (!part.holds_task(id)) {
+      EXPECT_EQ(part.name(node), work::Dag::kDroppedName);
+      EXPECT_FALSE(part.find(w.name));
+      continue;
+    }
     EXPECT_EQ(part.name(node), w.name);
     EXPECT_EQ(part.find(w.name), node);
-    if (!part.holds_task(id)) continue;
     ASSERT_EQ(part.held_task_id(tasks++), id);
     const work::ComputeTask& p = part.task(id);
     EXPECT_EQ(p.duration, w.duration);
     EXPECT_EQ(p.labels.iteration, w.labels.iteration);
     EXPECT_EQ(p.labels.micro_batch, w.labels.micro_batch);
-    EXPECT_EQ(p.after.size(), w.after.size());
+    EXPECT_TRUE(std::ranges::equal(p.after, w.after)) << "task " << t;
+  }
+  // Every coflow waits for the same nodes; another rank's task was named by
+  // reference, so a list the generator sorted by name may be in another order.
+  auto in_order = [](std::span<const work::NodeRef> after) {
+    std::vector<std::pair<int, std::uint32_t>> nodes;
+    for (const work::NodeRef n : after) nodes.emplace_back(static_cast<int>(n.kind), n.index);
+    std::sort(nodes.begin(), nodes.end());
+    return nodes;
+  };
+  ASSERT_EQ(part.coflows().size(), whole.coflows().size());
+  for (std::size_t c = 0; c < whole.coflows().size(); ++c) {
+    ASSERT_EQ(in_order(part.coflows()[c].after), in_order(whole.coflows()[c].after))
+        << "coflow " << whole.coflows()[c].name;
   }
   EXPECT_EQ(tasks, part.tasks().size());
   EXPECT_EQ(part.task_iterations(), whole.task_iterations());
@@ -212,6 +233,46 @@ TEST(FragmentMpi, CruxWeighsTheComputeOfEveryRanksTasks) {
   const std::vector<std::uint32_t> keys = sched::coflow_keys(whole, fabric, crux);
   EXPECT_EQ(sched::coflow_keys(part, fabric, crux, &world), keys);
   EXPECT_LT(keys[0], keys[1]) << "job 0, the more compute-intensive, first";
+}
+
+TEST(FragmentMpi, TheRanksFindTheMilestonesOfOtherRanksTasks) {
+  const core::Comm world = core::Comm::world();
+  const Fragment fragment(world, net::NetworkOptions{});
+  const auto& [fabric, whole, part, partition] = fragment;
+  // Every GPU's first task and last optimizer step: on several ranks, each
+  // rank misses some of them.
+  std::vector<Milestone> milestones;
+  std::uint64_t missed = 0;
+  for (const std::string at : {"j0.i0.g0.F0.L1.f.end", "j0.i0.g63.opt.start", "last-byte"}) {
+    Milestone m{"m", at, std::nullopt,
+                "config x.toml: milestone[" + std::to_string(milestones.size()) + "]"};
+    if (at != "last-byte") {
+      m.node = part.find(at.substr(0, at.rfind('.')));
+      missed += m.node ? 0 : 1;
+    }
+    milestones.push_back(m);
+  }
+  std::uint64_t missed_anywhere = missed;
+  world.sum_all(std::span(&missed, 1), std::span(&missed_anywhere, 1));
+  if (world.size() > 1) {
+    EXPECT_GT(missed_anywhere, 0u) << "every rank named every task";
+  }
+  find_milestones(world, part, milestones);
+  EXPECT_EQ(milestones[0].node, whole.find("j0.i0.g0.F0.L1.f"));
+  EXPECT_EQ(milestones[1].node, whole.find("j0.i0.g63.opt"));
+  EXPECT_FALSE(milestones[2].node);
+  // A name no rank has: every rank gives the error one rank gives.
+  milestones.push_back({"m", "nowhere.end", std::nullopt, "config x.toml: milestone[3]"});
+  try {
+    find_milestones(world, part, milestones);
+    if (world.size() > 1) {
+      ADD_FAILURE() << "no error";
+    }
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()),
+              "config x.toml: milestone[3].at: no task or coflow named \"nowhere\" in the "
+              "workload");
+  }
 }
 
 TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {

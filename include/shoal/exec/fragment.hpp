@@ -10,8 +10,11 @@
 // too.
 #pragma once
 
+#include <vector>
+
 #include "shoal/core/comm.hpp"
 #include "shoal/core/partition.hpp"
+#include "shoal/exec/outcomes.hpp"
 #include "shoal/net/network_options.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/work/dag.hpp"
@@ -28,5 +31,11 @@ work::DagFragment rank_fragment(const topo::Fabric& fabric, const net::NetworkOp
 /// (work::Dag::sender_dependencies); an Error names the first coflow that
 /// breaks it, on every rank. Nothing for a whole DAG.
 void check_sender_dependencies(const core::Comm& comm, const work::Dag& dag);
+
+/// The nodes the milestones name, found by the ranks together where a
+/// rank's fragment holds another rank's tasks unnamed (read_milestones); an
+/// Error, the same on every rank, names the first that none finds.
+void find_milestones(const core::Comm& comm, const work::Dag& dag,
+                     std::vector<Milestone>& milestones);
 
 }  // namespace shoal::exec

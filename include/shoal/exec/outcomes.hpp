@@ -47,8 +47,11 @@ struct Milestone {
   std::string label;
   std::string at;
   /// The task or coflow `at` names, found when the config was read
-  /// (read_milestones): the DAG's names are dropped before the run.
+  /// (read_milestones, or in a fragment find_milestones): the DAG's names
+  /// are dropped before the run.
   std::optional<work::NodeRef> node;
+  /// "config FILE: milestone[i]", for the error where no rank finds it.
+  std::string entry;
 };
 
 /// The milestone's time, or -1 if it was not reached.

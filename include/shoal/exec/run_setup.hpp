@@ -57,8 +57,11 @@ struct RunSetup {
 Perturbations read_perturbations(config::ConfigFile& config, const topo::Fabric& fabric);
 
 /// [[milestone]]: label and at = "NAME.start", "NAME.end" (a task or coflow of
-/// `dag`), "phase-end" or "last-byte".
+/// `dag`), "phase-end" or "last-byte". In a fragment with unnamed tasks a
+/// name it misses stays unfound, for find_milestones.
 std::vector<Milestone> read_milestones(config::ConfigFile& config, const work::Dag& dag);
+/// The error for a milestone no node is named as.
+Error milestone_not_found(const Milestone& m);
 
 /// [run] memory_limit (0 when absent).
 std::uint64_t read_memory_limit(config::ConfigFile& config);
