@@ -13,12 +13,14 @@
 #include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/work/dag.hpp"
+#include "work/sender_bits.hpp"
 
 namespace shoal::work {
 namespace {
 
 using shoal::test::error_of;
 using shoal::test::Has;
+using shoal::work::test::either;
 
 /// `coflows` coflows of 1 to 70 flows each (some straddle a 64-flow word of
 /// the held bits), GPU ids up to `top`.
@@ -141,14 +143,6 @@ Dag two_sender_fragment(GpuId owned, const std::vector<std::string>& c_after) {
   dag.add_coflow("c", {}, 0, c, c_after);
   dag.resolve();
   return dag;
-}
-
-/// The rule as the ranks check it: their bits OR'd.
-std::vector<std::uint64_t> either(const Dag& x, const Dag& y) {
-  std::vector<std::uint64_t> bits = x.sender_dependencies();
-  const std::vector<std::uint64_t> other = y.sender_dependencies();
-  for (std::size_t w = 0; w < bits.size(); ++w) bits[w] |= other[w];
-  return bits;
 }
 
 TEST(DagFragment, ChecksTheDependenciesOfItsSendersTogetherWithTheOthers) {

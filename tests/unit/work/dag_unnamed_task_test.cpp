@@ -12,12 +12,14 @@
 #include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/work/dag.hpp"
+#include "work/sender_bits.hpp"
 
 namespace shoal::work {
 namespace {
 
 using shoal::test::error_of;
 using shoal::test::Has;
+using shoal::work::test::either;
 
 /// A fragment of 4 GPUs owning `first` and `first` + 1, keeping their flows.
 DagFragment owning(GpuId first) {
@@ -97,13 +99,6 @@ Dag two_ranks_fragment(GpuId first, bool zero_first, bool t2_on_3 = false) {
   dag.resolve();
   dag.validate(4);
   return dag;
-}
-
-std::vector<std::uint64_t> either(const Dag& x, const Dag& y) {
-  std::vector<std::uint64_t> bits = x.sender_dependencies();
-  const std::vector<std::uint64_t> other = y.sender_dependencies();
-  for (std::size_t w = 0; w < bits.size(); ++w) bits[w] |= other[w];
-  return bits;
 }
 
 TEST(UnnamedTask, TheRanksCheckTheirSendersDependenciesInAnyOrder) {
