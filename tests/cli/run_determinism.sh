@@ -34,8 +34,11 @@ failed_links+='\n[[perturbation]]\nlink = "spine 5 -> leaf 2"\nfail = true\none_
 { cat "$dir/ecmp.toml"; printf "$failed_links"; } >"$dir/ecmp-failures.toml"
 { cat "$dir/ecmp.toml"; printf '\n[policy]\nname = "hermod"\nclasses = 2\nstarvation_after = "150us"\n'; } >"$dir/hermod.toml"
 # A training job: Qwen1.5-MoE on 64 GPUs (PP 2, EP 16), smaller micro-batches, hermod.
+# At 400 Gb/s (1 us links as the others): its gradients take a quarter of the
+# simulated time, and so a quarter of the windows, which oversubscribed ranks pay for.
 sed -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" -e 's/^micro_batch_tokens = .*/micro_batch_tokens = 256/' \
   -e 's/^micro_batches = .*/micro_batches = 2/' -e 's/^name = "fair"/name = "hermod"/' \
+  -e 's/^link_rate = .*/link_rate = "400Gbps"/' \
   "$src/configs/examples/qwen-64.toml" >"$dir/training.toml"
 # The same job with DeepSpeed's semantics: every micro-batch's gradients reduced
 # in Megatron's buckets, in fp32, and the gradient-norm barrier.
@@ -58,7 +61,7 @@ sed -e "s|^job = .*|job = \"$src/jobs/llama-7b.toml\"|" -e 's/^name = "fair"/nam
 # Two jobs on one fabric under fair and crux+hermod ([workload] jobs = [...]).
 mkdir -p "$dir/two-jobs"
 cp "$src"/configs/examples/two-jobs/*.toml "$dir/two-jobs/"
-cp "$src/configs/examples/two-jobs.toml" "$dir/two-jobs.toml"
+sed 's/^link_rate = .*/link_rate = "400Gbps"/' "$src/configs/examples/two-jobs.toml" >"$dir/two-jobs.toml"
 # The panel on 8 GPUs (two used), servers dealt round-robin so its link crosses ranks.
 { sed 's/^gpus = 2$/gpus = 8/' "$src/configs/examples/case-ii-panel.toml"
   printf '\n[run]\npartition = "round-robin"\n'; } >"$dir/panel.toml"
