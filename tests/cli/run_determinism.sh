@@ -14,14 +14,20 @@ shoal=$1 mpirun=$2 ranks=$3 dir=$4 src=$5
 shift 5
 all_variants=(ecmp spray adaptive-failures ecmp-failures hermod panel training zero2 interleaved
               dualpipe long-context two-jobs rail)
+in_list() {
+  local item=$1 x
+  shift
+  for x; do [ "$x" = "$item" ] && return 0; done
+  return 1
+}
 variants=("${all_variants[@]}")
 if [ $# -gt 0 ]; then
   variants=("$@")
   for v in "${variants[@]}"; do
-    [[ " ${all_variants[*]} " == *" $v "* ]] || { echo "run_determinism.sh: no variant '$v'" >&2; exit 2; }
+    in_list "$v" "${all_variants[@]}" || { echo "run_determinism.sh: no variant '$v'" >&2; exit 2; }
   done
 fi
-runs() { [[ " ${variants[*]} " == *" $1 "* ]]; }
+runs() { in_list "$1" "${variants[@]}"; }
 rm -rf "$dir"  # outputs are never overwritten without --force
 mkdir -p "$dir"
 cp "$src/configs/examples/fat-tree-64-workload.toml" "$dir/"
