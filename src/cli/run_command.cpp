@@ -341,7 +341,8 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       }
     });
     // The rule the ranks' fragments share, once every rank has built its own,
-    // and the milestones' nodes. Then no name is looked up again.
+    // and the milestones' nodes. Then no name is looked up again, and no
+    // rank keeps the dependencies of coflows its GPUs send nothing in.
     return ready && setup_everywhere(world, [&] {
              try {
                exec::check_sender_dependencies(world, setup.dag);
@@ -350,6 +351,8 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
              }
              exec::find_milestones(world, setup.dag, setup.milestones);
              setup.dag.drop_names();
+             setup.dag.drop_unsent_coflow_dependencies();
+             core::release_free_heap();
            });
   };
   if (!read(std::nullopt)) return 1;

@@ -161,6 +161,21 @@ void Dag::drop_foreign_dependencies() {
   foreign_dropped_ = true;
 }
 
+void Dag::drop_unsent_coflow_dependencies() {
+  if (whole_) return;
+  // The kept lists move to an arena of their own; the old one goes whole.
+  StableArena<NodeRef> kept;
+  for (ComputeTask& t : tasks_) t.after = kept.copy(t.after);
+  for (Coflow& c : coflows_) {
+    const std::span<const Flow> held = flows_of(c);
+    const bool sends =
+        std::any_of(held.begin(), held.end(), [&](const Flow& f) { return owns(f.src); });
+    c.after = sends ? kept.copy(c.after) : std::span<const NodeRef>{};
+  }
+  after_refs_ = std::move(kept);
+  unsent_dropped_ = true;
+}
+
 NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                         std::span<const Flow> flows, std::vector<std::string> after) {
   Bytes bytes = 0;
@@ -362,6 +377,9 @@ void in_node_order(std::span<const NodeRef> after, std::vector<NodeRef>& sorted)
 }  // namespace
 
 std::vector<std::uint64_t> Dag::sender_dependencies() const {
+  if (unsent_dropped_) {
+    throw Error("internal: sender dependencies asked after the unsent coflows' were dropped");
+  }
   std::size_t count = 0;
   for (const Coflow& c : coflows_) count += c.after.size();
   std::vector<std::uint64_t> bits(count / 64 + 1, 0);
@@ -381,6 +399,9 @@ std::vector<std::uint64_t> Dag::sender_dependencies() const {
 }
 
 void Dag::check_sender_dependencies(std::span<const std::uint64_t> concerned) const {
+  if (unsent_dropped_) {
+    throw Error("internal: sender dependencies checked after the unsent coflows' were dropped");
+  }
   std::vector<NodeRef> sorted;
   std::size_t first = 0;  // the coflow's first bit
   for (std::uint32_t i = 0; i < coflows_.size(); ++i) {

@@ -247,6 +247,11 @@ class Dag {
   void set_fragment(DagFragment fragment);
   /// After validate(): frees the dependencies of the tasks it does not hold.
   void drop_foreign_dependencies();
+  /// After check_sender_dependencies: frees the dependencies of the coflows
+  /// in which no GPU it owns sends a flow. Only a sender's rank waits on a
+  /// coflow's dependencies (exec/dependency_tracker.hpp), and every rank
+  /// held them all, for the coflows of every rank. A whole DAG keeps them.
+  void drop_unsent_coflow_dependencies();
   /// The flows it holds.
   std::size_t held_count() const { return flows_.size(); }
   /// A flow's place among those it holds (its FlowId in a whole DAG): for
@@ -351,6 +356,7 @@ class Dag {
   std::vector<std::pair<std::uint32_t, std::span<const NodeRef>>> late_foreign_after_;
   StableArena<NodeRef> late_foreign_refs_;
   bool foreign_dropped_ = false;
+  bool unsent_dropped_ = false;  // drop_unsent_coflow_dependencies has run
   std::uint32_t task_iterations_ = 0;
   std::uint32_t training_jobs_ = 0;
   GpuId task_gpus_used_ = 0;
