@@ -12,11 +12,12 @@
 #include <map>
 #include <optional>
 #include <string>
-#include <tuple>
 #include <vector>
 
 #include "expert_swap.hpp"
 #include "shoal/work/dag.hpp"
+#include "shoal/work/name_lists.hpp"
+#include "shoal/work/node_table.hpp"
 #include "shoal/work/pipeline_schedule.hpp"
 #include "shoal/work/routing_file.hpp"
 #include "shoal/work/sequence_lengths.hpp"
@@ -226,11 +227,12 @@ class TrainingBuilder {
   std::vector<std::vector<std::string>> last_;  // by stage-local index, for the stage being built
   std::map<std::uint32_t, std::vector<std::string>> last_of_stage_;  // by job rank
   std::vector<std::string> optimizer_;  // by job rank: the last optimizer step added (add_task)
-  // (layer, job rank, micro-batch): what its gradients of that micro-batch wait on.
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::string>>
-      dense_grads_;
-  std::map<std::tuple<std::uint32_t, std::uint32_t, std::uint32_t>, std::vector<std::string>>
-      expert_grads_;
+  // By grad_key(layer, job rank, micro-batch): what its gradients of that
+  // micro-batch wait on, dense and experts.
+  NameLists dense_grads_, expert_grads_;
+  static std::uint64_t grad_key(std::uint32_t layer, std::uint32_t r, std::uint32_t mb) {
+    return std::uint64_t{r} << 40 | std::uint64_t{layer} << 20 | mb;
+  }
   // (pipeline rank, stage): the micro-batch whose backward makes its gradients final.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::uint32_t> final_mb_;
   bool recording_grads_ = false;  // the backward being built records its gradients for the DP
@@ -239,8 +241,12 @@ class TrainingBuilder {
   std::optional<ExpertSwapper> swapper_;  // expert_swap = "per-step"
   // (layer, job rank): the swap coflow its experts wait on in this (the next) iteration.
   std::map<std::pair<std::uint32_t, std::uint32_t>, std::string> prev_swap_;
-  // (layer, job rank, experts): the all-gather of its parameters.
-  std::map<std::tuple<std::uint32_t, std::uint32_t, bool>, std::string> ag_of_, prev_ag_;
+  // By gather_key(layer, job rank, experts): the all-gather of its
+  // parameters, in this iteration and in the previous one.
+  NodeTable ag_of_, prev_ag_;
+  static std::uint64_t gather_key(std::uint32_t layer, std::uint32_t r, bool experts) {
+    return std::uint64_t{r} << 33 | std::uint64_t{layer} << 1 | (experts ? 1 : 0);
+  }
 };
 
 }  // namespace shoal::work

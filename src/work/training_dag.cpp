@@ -58,7 +58,7 @@ void TrainingBuilder::build() {
     if (swapper_) swap_experts();
     // This iteration's all-gathers are what the next one's forward waits on.
     prev_ag_ = std::move(ag_of_);
-    ag_of_.clear();
+    ag_of_ = NodeTable();
     dense_grads_.clear();
     final_mb_.clear();
     expert_grads_.clear();
@@ -185,7 +185,8 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint
     tensor_parallel(s, mb, layer, false);
     if (recording_grads_) {
       // This micro-batch's gradients of the layer are ready to be reduced.
-      for (std::uint32_t i = 0; i < n; ++i) dense_grads_[{layer, stage_rank(s, i), mb}] = ready(i);
+      for (std::uint32_t i = 0; i < n; ++i)
+        dense_grads_.set(grad_key(layer, stage_rank(s, i), mb), ready(i));
     }
   }
   if (send && vs > 0) send_pp(vs, vs - 1, mb, false);
@@ -245,7 +246,7 @@ void TrainingBuilder::ffn(std::uint32_t s, std::uint32_t mb, std::uint32_t layer
                          static_cast<Time>(std::llround(static_cast<double>(t) * factor)),
                          std::move(ready(i)), kind, mb, layer);
     ready(i) = {f};
-    if (moe && !forward && recording_grads_) expert_grads_[{layer, r, mb}] = {f};
+    if (moe && !forward && recording_grads_) expert_grads_.set(grad_key(layer, r, mb), ready(i));
   }
   if (all_to_all) {
     for (std::uint32_t tp = 0; tp < p_.tp; ++tp) {

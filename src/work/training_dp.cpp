@@ -6,6 +6,7 @@
 // and the parameter all-gathers the next iteration's forward waits on.
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -202,13 +203,9 @@ void TrainingBuilder::data_parallel() {
           std::vector<std::string> after;
           for (const std::uint32_t r : members) {
             const std::uint32_t mb = every ? reduction : final_mb_.at({r / (p_.tp * p_.dp), vs});
-            if (bucket.experts) {
-              const auto& names = expert_grads_.at({bucket.bottom, r, mb});
-              after.insert(after.end(), names.begin(), names.end());
-            } else {
-              const auto& names = dense_grads_.at({bucket.bottom, r, mb});
-              after.insert(after.end(), names.begin(), names.end());
-            }
+            const std::span<const std::string> names =
+                (bucket.experts ? expert_grads_ : dense_grads_).at(grad_key(bucket.bottom, r, mb));
+            after.insert(after.end(), names.begin(), names.end());
           }
           dedupe(after);
           const std::uint32_t mb = every ? reduction : p_.micro_batches - 1;
@@ -255,10 +252,15 @@ void TrainingBuilder::data_parallel() {
     std::vector<std::string> after;
     for (const std::uint32_t r : g.members) after.push_back(optimizer_[r]);
     all_gather(g.name, g.members, g.bytes, g.labels, std::move(after));
+    const std::optional<NodeRef> gather = dag_.find(g.name);
+    if (!gather) throw Error("internal: all-gather " + g.name + " was not added");
     for (std::uint32_t layer = g.bucket.bottom; layer <= g.bucket.top; ++layer) {
-      for (const std::uint32_t r : g.members) ag_of_[{layer, r, g.bucket.experts}] = g.name;
+      for (const std::uint32_t r : g.members) {
+        ag_of_.add(gather_key(layer, r, g.bucket.experts), *gather);
+      }
     }
   }
+  ag_of_.seal();
 }
 
 std::vector<std::vector<std::uint32_t>> TrainingBuilder::rings_inside(
@@ -287,8 +289,8 @@ std::vector<std::vector<std::uint32_t>> TrainingBuilder::rings_across(
 
 void TrainingBuilder::add_all_gather(std::vector<std::string>& after, std::uint32_t r,
                                      std::uint32_t layer, bool experts) {
-  if (const auto it = prev_ag_.find({layer, r, experts}); it != prev_ag_.end()) {
-    after.push_back(it->second);
+  if (const std::optional<NodeRef> gather = prev_ag_.find(gather_key(layer, r, experts))) {
+    after.push_back(Dag::reference(*gather));
   }
   // An expert that moved here after the last step (expert_swap) must have arrived.
   if (const auto it = prev_swap_.find({layer, r}); experts && it != prev_swap_.end()) {

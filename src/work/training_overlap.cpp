@@ -6,6 +6,8 @@
 // chain's communication with another's compute.
 #include <algorithm>
 #include <cmath>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -47,11 +49,11 @@ void TrainingBuilder::paired(std::uint32_t s, std::uint32_t vs, std::uint32_t un
   for (std::uint32_t layer = stage_starts_[vs]; layer < stage_starts_[vs + 1]; ++layer) {
     for (std::uint32_t i = 0; i < n; ++i) {
       const std::uint32_t r = stage_rank(s, i);
-      for (auto* grads : {&dense_grads_, &expert_grads_}) {
-        const auto a = grads->find({layer, r, first});
-        if (a == grads->end()) continue;
-        std::vector<std::string>& b = (*grads)[{layer, r, second}];
-        b.insert(b.end(), a->second.begin(), a->second.end());
+      for (NameLists* grads : {&dense_grads_, &expert_grads_}) {
+        const std::optional<std::span<const std::string>> a =
+            grads->find(grad_key(layer, r, first));
+        if (!a) continue;
+        grads->append(grad_key(layer, r, second), std::vector<std::string>(a->begin(), a->end()));
       }
     }
   }
@@ -137,7 +139,9 @@ void TrainingBuilder::chunked_ffn(std::uint32_t s, std::uint32_t mb, std::uint32
       chunk_refs[i * k + c] = task(r, task_chunk(r, c), total / k + (c < total % k ? 1 : 0),
                                    std::move(after), kind, mb, layer);
     }
-    if (!forward && recording_grads_) expert_grads_[{layer, r, mb}] = {chunk_refs[i * k + k - 1]};
+    if (!forward && recording_grads_) {
+      expert_grads_.set(grad_key(layer, r, mb), std::span(&chunk_refs[i * k + k - 1], 1));
+    }
   }
   overlapping_ = was;
   // The combine: chunk c after every member's compute of chunk c.

@@ -123,8 +123,8 @@ void TrainingBuilder::weight_pass(std::uint32_t s, std::uint32_t vs, std::uint32
                            std::move(ready(i)), TaskKind::kBackward, mb, layer);
       ready(i) = {w};
       if (record) {
-        dense_grads_[{layer, r, mb}] = {w};
-        if (m_.moe_layer(layer)) expert_grads_[{layer, r, mb}] = {w};
+        dense_grads_.set(grad_key(layer, r, mb), ready(i));
+        if (m_.moe_layer(layer)) expert_grads_.set(grad_key(layer, r, mb), ready(i));
       }
     }
   }

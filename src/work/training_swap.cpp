@@ -4,6 +4,7 @@
 // between two GPUs of one server in every EP group that holds the layer, and
 // the next iteration's experts there wait for them.
 #include <map>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -54,8 +55,8 @@ void TrainingBuilder::swap_experts() {
           // the experts are data-parallel, else the optimizer step).
           std::vector<std::string> after;
           for (const std::uint32_t r : {hot, cold}) {
-            const auto ag = ag_of_.find({w.layer, r, true});
-            after.push_back(ag != ag_of_.end() ? ag->second : optimizer_[r]);
+            const std::optional<NodeRef> ag = ag_of_.find(gather_key(w.layer, r, true));
+            after.push_back(ag ? Dag::reference(*ag) : optimizer_[r]);
           }
           const std::string name = prefix_ + "L" + std::to_string(w.layer + 1) + ".swap.s" +
                                    std::to_string(s) + ".ep" + group_id(tp, e);
