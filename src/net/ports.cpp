@@ -77,8 +77,10 @@ Ports::Ports(const topo::Fabric& fabric, const work::Dag& dag, const core::Simul
     }
     state.credit_pace =
         static_cast<double>(std::max(link.rate, perturbed_rate_[l])) / (8.0 * kSecond);
-    ports_[l].credits.fill(static_cast<std::int32_t>(options.buffer_per_class));
-    ports_[l].fail_at = fail_at[l];
+    if (!state.source_here) continue;
+    Port& port = ports_.construct(l);
+    port.credits.fill(static_cast<std::int32_t>(options.buffer_per_class));
+    port.fail_at = fail_at[l];
   }
   if (options.record) {
     meters_ = LinkMeters(

@@ -19,6 +19,7 @@
 #include "shoal/core/error.hpp"
 #include "shoal/core/prefetch.hpp"
 #include "shoal/core/simulator.hpp"
+#include "shoal/core/sparse_array.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/net/cell_head.hpp"
 #include "shoal/net/link_meters.hpp"
@@ -246,10 +247,12 @@ class Ports {
   Bytes buffer_per_class_;
   bool early_credits_;
   bool recording_;
-  bool count_queued_;             // adaptive spraying reads queued_cells_
-  std::vector<Port> ports_;       // by link (used where this rank owns the link's source)
-  PortQueues queues_;             // the cells waiting at ports_
-  std::vector<LinkState> links_;  // by link
+  bool count_queued_;  // adaptive spraying reads queued_cells_
+  // By link, constructed only where this rank owns the link's source: the
+  // only ports it uses.
+  core::SparseArray<Port> ports_;
+  PortQueues queues_;                          // the cells waiting at ports_
+  std::vector<LinkState> links_;               // by link
   std::vector<BitsPerSecond> perturbed_rate_;  // by link: its rate once perturbed
   std::vector<std::int32_t> queued_cells_;     // by link, where count_queued_
   LinkMeters meters_;

@@ -1,0 +1,65 @@
+// An array by dense id of which a rank uses only some entries, such as the
+// ports of the links its nodes send on: the block is mapped zeroed from the
+// system and an entry is constructed where it is used, so the pages of
+// entries no one constructs are never touched and take no memory. Every rank
+// held the ports of every link before, most of them never used.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <cstddef>
+#include <memory>
+#include <new>
+#include <type_traits>
+#include <utility>
+
+namespace shoal::core {
+
+template <class T>
+class SparseArray {
+  static_assert(std::is_trivially_destructible_v<T>, "entries are never destroyed one by one");
+  static_assert(alignof(T) <= 4096, "the block is page-aligned");
+
+ public:
+  SparseArray() = default;
+  /// Room for `size` entries, none constructed; throws std::bad_alloc.
+  explicit SparseArray(std::size_t size) : size_(size) {
+    if (size == 0) return;
+    void* block =
+        ::mmap(nullptr, bytes(), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (block == MAP_FAILED) throw std::bad_alloc();
+    data_ = static_cast<T*>(block);
+  }
+  SparseArray(const SparseArray&) = delete;
+  SparseArray& operator=(const SparseArray&) = delete;
+  SparseArray(SparseArray&& other) noexcept
+      : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+  SparseArray& operator=(SparseArray&& other) noexcept {
+    if (this != &other) {
+      release();
+      data_ = std::exchange(other.data_, nullptr);
+      size_ = std::exchange(other.size_, 0);
+    }
+    return *this;
+  }
+  ~SparseArray() { release(); }
+
+  /// Constructs entry i (value-initialized) and returns it; only a
+  /// constructed entry may be used.
+  T& construct(std::size_t i) { return *std::construct_at(data_ + i); }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+  std::size_t size() const { return size_; }
+
+ private:
+  std::size_t bytes() const { return size_ * sizeof(T); }
+  void release() {
+    if (data_ != nullptr) ::munmap(data_, bytes());
+    data_ = nullptr;
+  }
+
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+}  // namespace shoal::core
