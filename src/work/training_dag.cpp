@@ -185,8 +185,9 @@ void TrainingBuilder::backward_pass(std::uint32_t s, std::uint32_t vs, std::uint
     tensor_parallel(s, mb, layer, false);
     if (recording_grads_) {
       // This micro-batch's gradients of the layer are ready to be reduced.
-      for (std::uint32_t i = 0; i < n; ++i)
+      for (std::uint32_t i = 0; i < n; ++i) {
         dense_grads_.set(grad_key(layer, stage_rank(s, i), mb), ready(i));
+      }
     }
   }
   if (send && vs > 0) send_pp(vs, vs - 1, mb, false);

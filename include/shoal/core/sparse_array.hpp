@@ -1,8 +1,8 @@
 // An array by dense id of which a rank uses only some entries, such as the
 // ports of the links its nodes send on: the block is mapped zeroed from the
 // system and an entry is constructed where it is used, so the pages of
-// entries no one constructs are never touched and take no memory. Every rank
-// held the ports of every link before, most of them never used.
+// entries no one constructs are never touched and take no memory. A rank
+// uses the ports of the links its own nodes send on, a few of the fabric's.
 #pragma once
 
 #include <sys/mman.h>

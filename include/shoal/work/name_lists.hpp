@@ -1,8 +1,8 @@
 // A generator's dependency lists by a packed key, such as what the gradients
 // of each (layer, GPU, micro-batch) wait on: the names lie end to end in one
-// pool and a hash map gives each key its range. A std::map of vectors took a
-// node and a block per entry (about 130 bytes with one name) for every GPU
-// and layer of the job, on every rank (each walks the whole job).
+// pool and a hash map gives each key its range. A std::map of vectors would
+// take a node and a block per entry (about 130 bytes with one name) for
+// every GPU and layer of the job, on every rank (each walks the whole job).
 #pragma once
 
 #include <cstdint>

@@ -1,8 +1,8 @@
 // A generator's table from a packed key to a DAG node, such as the all-gather
 // that brings each (layer, GPU, dense or experts) its parameters: filled,
-// sealed, then looked up. Flat and sorted, 16 bytes an entry: a std::map with
-// a name per entry took about 120, for every GPU and layer of the job, on
-// every rank (each walks the whole job).
+// sealed, then looked up. Flat and sorted, 16 bytes an entry, where a
+// std::map with a name per entry would take about 120, for every GPU and
+// layer of the job, on every rank (each walks the whole job).
 #pragma once
 
 #include <algorithm>
