@@ -60,8 +60,9 @@ Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator
     for (std::size_t i = 0; i + 1 < core::kStreams && i < out.size(); ++i) {
       LinkState& state = ports.link(out[i]);
       state.stream = static_cast<std::uint8_t>(i + 1);
-      if (options.nic_bursts && options.starvation_after == kTimeInfinity && relays[g] == 0 &&
-          router.fail_at(out[i]) == kTimeInfinity) {
+      // Only this rank's GPUs send, so only their ports keep a burst record.
+      if (options.nic_bursts && owned[g] != 0 && options.starvation_after == kTimeInfinity &&
+          relays[g] == 0 && router.fail_at(out[i]) == kTimeInfinity) {
         state.burst = static_cast<std::uint32_t>(bursts_.size());
         bursts_.emplace_back();
       }
