@@ -249,8 +249,8 @@ class Dag {
   void drop_foreign_dependencies();
   /// After check_sender_dependencies: frees the dependencies of the coflows
   /// in which no GPU it owns sends a flow. Only a sender's rank waits on a
-  /// coflow's dependencies (exec/dependency_tracker.hpp), and every rank
-  /// held them all, for the coflows of every rank. A whole DAG keeps them.
+  /// coflow's dependencies (exec/dependency_tracker.hpp); kept for every
+  /// coflow, they would be on every rank. A whole DAG keeps them.
   void drop_unsent_coflow_dependencies();
   /// The flows it holds.
   std::size_t held_count() const { return flows_.size(); }
