@@ -8,13 +8,13 @@
 #include <fstream>
 #include <limits>
 #include <string>
-#include <vector>
 
 #include "shoal/core/error.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/exec/model.hpp"
 #include "shoal/exec/pilot.hpp"
 #include "shoal/net/link_meters.hpp"
+#include "shoal/net/rank_share.hpp"
 
 namespace shoal::cli {
 namespace {
@@ -121,45 +121,34 @@ exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
 
 namespace {
 
-/// Flows that rank `rank`'s GPUs send under `partition`.
-std::uint64_t flows_sent_on(const RunSetup& setup, const core::Partition& partition, int rank) {
+/// What rank `rank` holds under `partition`.
+net::RankShare share_of(const RunSetup& setup, const core::Partition& partition, int rank) {
   const topo::Fabric& fabric = *setup.fabric;
-  const std::vector<std::int32_t> owner = partition.entity_ranks(fabric.layout());
-  std::uint64_t sent = 0;
-  for (const work::Coflow& c : setup.dag.coflows()) {
-    for (const work::Flow& f : setup.dag.flows_of(c)) sent += owner[fabric.gpu_node(f.src)] == rank;
-  }
-  return sent;
+  return net::RankShare::of(fabric, setup.dag, partition.entity_ranks(fabric.layout()), rank);
 }
 
-}  // namespace
-
-std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, int rank) {
+/// Bytes the network, the engine and the output buffers of a rank holding
+/// `share` will add to what read_config already allocated (the fabric and the
+/// DAG, of whose flows each rank of several builds its fragment:
+/// exec/fragment.hpp).
+std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, const net::RankShare& share) {
   net::NetworkOptions options = setup.network;
   options.record = record;
   return exec::Model::estimate_bytes(*setup.fabric, setup.dag, options,
-                                     recording_for(setup, record),
-                                     flows_sent_on(setup, *setup.partition, rank));
+                                     recording_for(setup, record), share);
 }
 
-namespace {
-
-/// Bytes rank `rank`'s /link_util bins will take in memory at most (0 unless
-/// `record`): its share of [output] link_util_memory, or less in a run with a
-/// run.end; with a scratch folder, the blocks not yet settled.
-std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int rank,
+/// Bytes a rank's /link_util bins will take in memory at most (0 unless
+/// `record`): its share of [output] link_util_memory for the `links_here` it
+/// sends on, or less in a run with a run.end; with a scratch folder, the
+/// blocks not yet settled.
+std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, std::uint64_t links_here,
                                        const std::string& scratch) {
   net::NetworkOptions options = setup.network;
   options.record = record;
   options.link_util_scratch = scratch;
-  const topo::Fabric& fabric = *setup.fabric;
-  const std::vector<std::int32_t> owner = setup.partition->entity_ranks(fabric.layout());
-  std::uint64_t links_here = 0;
-  for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
-    if (owner[fabric.link(l).from] == rank) ++links_here;
-  }
-  return net::LinkMeters::estimate_bin_bytes(fabric, options, setup.perturbations.links, links_here,
-                                             setup.engine.end_time);
+  return net::LinkMeters::estimate_bin_bytes(*setup.fabric, options, setup.perturbations.links,
+                                             links_here, setup.engine.end_time);
 }
 
 }  // namespace
@@ -167,8 +156,9 @@ std::uint64_t estimate_link_util_bytes(const RunSetup& setup, bool record, int r
 void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool record,
                   std::uint64_t limit, const std::string& scratch) {
   check_scratch(setup, record, scratch);
-  const std::uint64_t bins = estimate_link_util_bytes(setup, record, rank, scratch);
-  const std::uint64_t more = estimate_run_bytes(setup, record, rank) + bins;
+  const net::RankShare share = share_of(setup, *setup.partition, rank);
+  const std::uint64_t bins = estimate_link_util_bytes(setup, record, share.links, scratch);
+  const std::uint64_t more = estimate_run_bytes(setup, record, share) + bins;
   const std::uint64_t now = resident_bytes();
   const std::string what =
       "memory: this run needs about " + gib(now + more) + " per rank (" + gib(now) +
@@ -199,10 +189,9 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
 }
 
 void check_pilot_memory(int rank, int ranks, const RunSetup& setup) {
-  const std::uint64_t sent =
-      flows_sent_on(setup, exec::pilot_partition(*setup.fabric, ranks), rank);
+  const net::RankShare share = share_of(setup, exec::pilot_partition(*setup.fabric, ranks), rank);
   const std::uint64_t more =
-      exec::pilot_estimate_bytes(*setup.fabric, setup.dag, setup.network, sent);
+      exec::pilot_estimate_bytes(*setup.fabric, setup.dag, setup.network, share);
   const std::uint64_t now = resident_bytes();
   const std::string what = "memory: the weighted partition's pilot run needs about " +
                            gib(now + more) + " per rank (" + gib(now) +

@@ -16,11 +16,6 @@ namespace shoal::cli {
 /// (`record`) its compute rows and, when [output] flows, its flow rows.
 exec::RecorderOptions recording_for(const RunSetup& setup, bool record);
 
-/// Bytes the network, the engine and the output buffers of rank `rank` will
-/// add to what read_config already allocated (the fabric and the DAG, of
-/// whose flows each rank of several builds its fragment: exec/fragment.hpp).
-std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, int rank);
-
 /// Throws an Error when rank `rank`'s resident memory plus the estimates (the
 /// network's and engine's, its /link_util bins') exceeds `limit` (per rank, 0:
 /// none), or when those times the ranks on this node

@@ -19,10 +19,10 @@ Model::Model(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& 
 
 std::uint64_t Model::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                     const net::NetworkOptions& options,
-                                    const RecorderOptions& recording, std::uint64_t flows_sent) {
-  return net::Network::estimate_bytes(fabric, dag, options, flows_sent) +
-         Executor::estimate_bytes(fabric, dag, flows_sent) +
-         Recorder::estimate_bytes(fabric, dag, recording, flows_sent);
+                                    const RecorderOptions& recording, const net::RankShare& share) {
+  return net::Network::estimate_bytes(fabric, dag, options, share) +
+         Executor::estimate_bytes(fabric, dag, share.flows_sent) +
+         Recorder::estimate_bytes(fabric, dag, recording, share.flows_sent);
 }
 
 void Model::initialize() {

@@ -31,8 +31,9 @@ RecorderOptions pilot_recording() {
 }  // namespace
 
 std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                   const net::NetworkOptions& network, std::uint64_t flows_sent) {
-  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(), flows_sent);
+                                   const net::NetworkOptions& network,
+                                   const net::RankShare& share) {
+  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(), share);
 }
 
 core::Partition pilot_partition(const topo::Fabric& fabric, int ranks) {

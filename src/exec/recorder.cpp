@@ -210,11 +210,12 @@ std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::D
   std::uint64_t per_task = 2 * sizeof(Time) + 16;  // held, with the tracker's share
   std::uint64_t rows = 0;
   if (options.flow_rows) {
-    // Rows are written by the flows' senders. They wait for the flush (on
-    // one rank, until the end) and HDF5 converts and compresses them in
-    // buffers of its own: measured on the 1,024-GPU Qwen job at one rank,
-    // 471 MB for 1.5 M flows (docs/reliability.md). Each held flow also has
-    // its start and a mark.
+    // Rows are written by the flows' senders and wait for the next append
+    // (every 4 M events per rank, RunOutput::attach), where HDF5 converts and
+    // compresses them in buffers of its own. Counted as if every row the rank
+    // writes waited at once: a ceiling, far above what one append holds, so
+    // the guard errs towards refusing. Each held flow also has its start and
+    // a mark.
     rows = flows_sent * 320 + dag.held_count() * (options.flow_starts ? 1 : sizeof(Time) + 1);
   }
   if (options.compute_rows) per_task += 160;

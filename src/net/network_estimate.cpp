@@ -8,14 +8,15 @@
 namespace shoal::net {
 
 std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const NetworkOptions& options, std::uint64_t flows_sent) {
+                                      const NetworkOptions& options, const RankShare& share) {
   // The bytes received of the flows in progress (the router keeps nothing per
   // flow): a table for a sixty-fourth of the rank's flows at once, where the
   // flagship's training runs peak near one in two hundred.
-  const std::uint64_t received = ReceivedBytes::estimate_bytes(dag.flow_count(), flows_sent / 64);
+  const std::uint64_t received =
+      ReceivedBytes::estimate_bytes(dag.flow_count(), share.flows_sent / 64);
   const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
-  return received + Nic::estimate_bytes(fabric, dag, options, flows_sent) +
-         Ports::estimate_bytes(fabric, dag, options) + fabric.node_count() * per_node;
+  return received + Nic::estimate_bytes(fabric, dag, options, share) +
+         Ports::estimate_bytes(fabric, dag, options, share.links) + fabric.node_count() * per_node;
 }
 
 core::EventOrder Network::event_order_for(const topo::Fabric& fabric,

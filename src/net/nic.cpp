@@ -190,13 +190,13 @@ bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator&
 }
 
 std::uint64_t Nic::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                  const NetworkOptions& options, std::uint64_t flows_sent) {
+                                  const NetworkOptions& options, const RankShare& share) {
   const std::uint64_t per_flow = options.instant                             ? 0
                                  : options.starvation_after != kTimeInfinity ? kBytesPerGuardedFlow
                                                                              : kBytesPerFlow;
-  return flows_sent * per_flow + dag.coflows().size() * 5 +
+  return share.flows_sent * per_flow + dag.coflows().size() * 5 +
          fabric.link_count() * sizeof(PortFlows) +
-         std::uint64_t{fabric.gpu_count()} * (core::kStreams - 1) * sizeof(Burst);
+         share.gpus * (core::kStreams - 1) * sizeof(Burst);
 }
 
 }  // namespace shoal::net

@@ -132,20 +132,23 @@ void Ports::check_drained(LinkId l) const {
 }
 
 std::uint64_t Ports::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                    const NetworkOptions& options) {
-  // Cells in flight are bounded by the credits: a class's buffer per link; most
-  // links carry one or two classes at a time.
+                                    const NetworkOptions& options, std::uint64_t links_here) {
+  // Cells in flight wait at their sender's port and are bounded by its
+  // credits: a class's buffer per link; most links carry one or two classes
+  // at a time. The instant network queues none.
   const std::uint64_t cells_per_link =
-      2 *
-      static_cast<std::uint64_t>(options.buffer_per_class / std::max<Bytes>(options.cell_size, 1));
-  const std::uint64_t per_link =
-      sizeof(Port) + sizeof(std::int32_t) + sizeof(LinkState) + sizeof(BitsPerSecond) +
-      cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell) +
+      options.instant ? 0
+                      : 2 * static_cast<std::uint64_t>(options.buffer_per_class /
+                                                       std::max<Bytes>(options.cell_size, 1));
+  const std::uint64_t every_link = sizeof(LinkState) + sizeof(BitsPerSecond) + sizeof(std::int32_t);
+  const std::uint64_t link_sent_on =
+      sizeof(Port) + cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell) +
       (options.record ? LinkMeters::kBytesPerLink : 0);
-  // Lanes found by hop: a slot per flow and hop (counted as if no link fails).
+  // Lanes found by hop: a slot per flow of the DAG and hop (counted as if no
+  // link fails), on every rank: a switch forwards cells of flows it does not hold.
   const std::uint64_t lane_slots =
       PortQueues::by_hop_bytes(dag.flow_count(), lane_hops(fabric, options, {}, dag.flow_count()));
-  return fabric.link_count() * per_link + lane_slots;
+  return fabric.link_count() * every_link + links_here * link_sent_on + lane_slots;
 }
 
 }  // namespace shoal::net

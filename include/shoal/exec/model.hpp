@@ -38,11 +38,13 @@ class Model final : public net::FlowEvents {
         net::FlowPriorities priorities = {}, const RecorderOptions& recording = {});
 
   /// Bytes one rank's model (network, executor, recorder) and engine will
-  /// allocate for this fabric and DAG, whose GPUs send `flows_sent` of its
-  /// flows: the resource guard's estimate, made before building.
+  /// allocate for this fabric and DAG, where the rank holds `share` (its GPUs,
+  /// the flows they send, the links it sends on): the resource guard's
+  /// estimate, made before building.
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                       const net::NetworkOptions& options,
-                                      const RecorderOptions& recording, std::uint64_t flows_sent);
+                                      const RecorderOptions& recording,
+                                      const net::RankShare& share);
 
   /// Schedules what happens at time 0 on this rank: link failures, and the
   /// tasks and flows ready at once.

@@ -15,6 +15,7 @@
 #include "shoal/core/units.hpp"
 #include "shoal/exec/model.hpp"
 #include "shoal/net/network_options.hpp"
+#include "shoal/net/rank_share.hpp"
 #include "shoal/topo/fabric.hpp"
 #include "shoal/topo/load_partition.hpp"
 #include "shoal/work/dag.hpp"
@@ -46,10 +47,10 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
 /// pilot's loads are the same under any partition.
 core::Partition pilot_partition(const topo::Fabric& fabric, int ranks);
 
-/// Bytes the pilot's model will allocate on a rank whose GPUs send
-/// `flows_sent` flows under pilot_partition (Model::estimate_bytes of the
-/// model pilot_load builds): the resource guard's estimate for it.
+/// Bytes the pilot's model will allocate on a rank that holds `share` under
+/// pilot_partition (Model::estimate_bytes of the model pilot_load builds):
+/// the resource guard's estimate for it.
 std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                   const net::NetworkOptions& network, std::uint64_t flows_sent);
+                                   const net::NetworkOptions& network, const net::RankShare& share);
 
 }  // namespace shoal::exec

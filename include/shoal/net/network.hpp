@@ -30,6 +30,7 @@
 #include "shoal/net/network_options.hpp"
 #include "shoal/net/nic.hpp"
 #include "shoal/net/ports.hpp"
+#include "shoal/net/rank_share.hpp"
 #include "shoal/net/received_bytes.hpp"
 #include "shoal/net/router.hpp"
 #include "shoal/net/transit_routes.hpp"
@@ -58,10 +59,11 @@ class Network {
           FlowPriorities priorities, FlowEvents& events);
 
   /// Bytes one rank's network will allocate for this fabric and DAG (per flow,
-  /// per flow its GPUs send (`flows_sent`), per link and per node, the cells
-  /// in flight): part of the resource guard's estimate, made before building.
+  /// per link and per node, and for its `share`: per flow its GPUs send, per
+  /// link it sends on with the cells in flight there): part of the resource
+  /// guard's estimate, made before building.
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const NetworkOptions& options, std::uint64_t flows_sent);
+                                      const NetworkOptions& options, const RankShare& share);
 
   /// By GPU, the node where the bytes of a flow to it from another server are
   /// counted: its switch, where the last link delivers on send, else itself.

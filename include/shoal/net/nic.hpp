@@ -25,6 +25,7 @@
 #include "shoal/net/event_codec.hpp"
 #include "shoal/net/keyed_flows.hpp"
 #include "shoal/net/ports.hpp"
+#include "shoal/net/rank_share.hpp"
 #include "shoal/net/router.hpp"
 #include "shoal/net/transit_routes.hpp"
 #include "shoal/topo/fabric.hpp"
@@ -185,11 +186,11 @@ class Nic {
   void prefetch_port(topo::LinkId link) const { core::prefetch(&port_flows_[link]); }
 
   /// Bytes the Nic takes per flow it sends (none for the instant network;
-  /// more under the starvation guard), per link and per GPU.
+  /// more under the starvation guard), per link and per GPU of the rank (`share`).
   static constexpr std::uint64_t kBytesPerFlow = 16;
   static constexpr std::uint64_t kBytesPerGuardedFlow = kBytesPerFlow + sizeof(Time);
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const NetworkOptions& options, std::uint64_t flows_sent);
+                                      const NetworkOptions& options, const RankShare& share);
 
  private:
   /// A NIC port's own flows, and how many transmissions it has numbered.

@@ -231,10 +231,11 @@ class Ports {
   static std::uint32_t lane_hops(const topo::Fabric& fabric, const NetworkOptions& options,
                                  std::span<const LinkPerturbation> perturbations,
                                  std::size_t flows);
-  /// Bytes one rank's ports take for this fabric and DAG: per link, and the
-  /// cells in flight that the credits allow.
+  /// Bytes one rank's ports take for this fabric and DAG: a link's state for
+  /// every link, and for each of the `links_here` it sends on its port and
+  /// the cells in flight that the credits allow.
   static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const NetworkOptions& options);
+                                      const NetworkOptions& options, std::uint64_t links_here);
 
  private:
   static PortQueues make_queues(const topo::Fabric& fabric, const work::Dag& dag,

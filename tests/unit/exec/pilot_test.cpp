@@ -75,8 +75,10 @@ TEST(Pilot, EstimatesARanksShare) {
   spec.base.gpus = 64;
   const topo::Fabric fabric = topo::build_fat_tree(spec);
   const std::uint64_t flows = dag.all_flows().size();
-  const std::uint64_t whole = pilot_estimate_bytes(fabric, dag, {}, flows);
-  const std::uint64_t eighth = pilot_estimate_bytes(fabric, dag, {}, flows / 8);
+  const net::RankShare all = net::RankShare::whole(fabric, dag);
+  const std::uint64_t whole = pilot_estimate_bytes(fabric, dag, {}, all);
+  const std::uint64_t eighth =
+      pilot_estimate_bytes(fabric, dag, {}, {flows / 8, all.links, all.gpus});
   EXPECT_LT(eighth, whole);
   EXPECT_GE(whole - eighth, (flows - flows / 8) * 16);
   EXPECT_LE(whole - eighth, (flows - flows / 8) * 24);
