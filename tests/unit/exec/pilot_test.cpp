@@ -9,7 +9,6 @@
 #include <cstdint>
 #include <vector>
 
-#include "shoal/topo/builders.hpp"
 #include "work/training_cases.hpp"
 
 namespace shoal::exec {
@@ -21,9 +20,7 @@ using work::test_jobs::small_moe;
 TEST(Pilot, PlacesEachFlowWhereItsOwnStartWould) {
   work::JobSpec job = small_moe();
   const work::Dag dag = generate(job, 64);  // TP 2 x PP 2 x DP 16: pipeline stages stagger
-  topo::FatTreeSpec spec;
-  spec.base.gpus = 64;
-  const topo::Fabric fabric = topo::build_fat_tree(spec);
+  const topo::Fabric fabric = work::test_jobs::fat_tree_64();
   net::NetworkOptions network;
   network.cell_size = 64 * 1024;
   constexpr std::size_t kSlices = 16;
@@ -71,9 +68,7 @@ TEST(Pilot, PlacesEachFlowWhereItsOwnStartWould) {
 TEST(Pilot, EstimatesARanksShare) {
   work::JobSpec job = small_moe();
   const work::Dag dag = generate(job, 64);
-  topo::FatTreeSpec spec;
-  spec.base.gpus = 64;
-  const topo::Fabric fabric = topo::build_fat_tree(spec);
+  const topo::Fabric fabric = work::test_jobs::fat_tree_64();
   const std::uint64_t flows = dag.all_flows().size();
   const net::RankShare all = net::RankShare::whole(fabric, dag);
   const std::uint64_t whole = pilot_estimate_bytes(fabric, dag, {}, all);

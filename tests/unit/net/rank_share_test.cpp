@@ -11,7 +11,6 @@
 
 #include "shoal/net/network.hpp"
 #include "shoal/net/ports.hpp"
-#include "shoal/topo/builders.hpp"
 #include "work/training_cases.hpp"
 
 namespace shoal::net {
@@ -28,9 +27,7 @@ struct Case {
 Case small_case() {
   work::JobSpec job = small_moe();
   work::Dag dag = generate(job, 64);
-  topo::FatTreeSpec spec;
-  spec.base.gpus = 64;
-  return {topo::build_fat_tree(spec), std::move(dag)};
+  return {work::test_jobs::fat_tree_64(), std::move(dag)};
 }
 
 /// Four ranks: GPUs by server blocks, switches dealt round.

@@ -50,6 +50,13 @@ inline Dag generate(JobSpec& job, std::uint32_t gpus) {
   return dag;
 }
 
+/// The fabric small_moe() runs on at 64 GPUs: the default fat tree.
+inline topo::Fabric fat_tree_64() {
+  topo::FatTreeSpec spec;
+  spec.base.gpus = 64;
+  return topo::build_fat_tree(spec);
+}
+
 /// Runs `dag` on `fabric` and returns the results; `slow_link` gets `delay` more latency.
 inline exec::RunResults simulate(const topo::Fabric& fabric, const Dag& dag,
                                  topo::LinkId slow_link = topo::kNoLink, Time delay = 0) {
