@@ -131,7 +131,8 @@ net::RankShare share_of(const RunSetup& setup, const core::Partition& partition,
 /// `share` will add to what read_config already allocated (the fabric and the
 /// DAG, of whose flows each rank of several builds its fragment:
 /// exec/fragment.hpp).
-std::uint64_t estimate_run_bytes(const RunSetup& setup, bool record, const net::RankShare& share) {
+exec::Model::EstimatedBytes estimate_run_bytes(const RunSetup& setup, bool record,
+                                               const net::RankShare& share) {
   net::NetworkOptions options = setup.network;
   options.record = record;
   return exec::Model::estimate_bytes(*setup.fabric, setup.dag, options,
@@ -158,7 +159,8 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
   check_scratch(setup, record, scratch);
   const net::RankShare share = share_of(setup, *setup.partition, rank);
   const std::uint64_t bins = estimate_link_util_bytes(setup, record, share.links, scratch);
-  const std::uint64_t more = estimate_run_bytes(setup, record, share) + bins;
+  const exec::Model::EstimatedBytes model = estimate_run_bytes(setup, record, share);
+  const std::uint64_t more = model.total() + bins;
   const std::uint64_t now = resident_bytes();
   const std::string what =
       "memory: this run needs about " + gib(now + more) + " per rank (" + gib(now) +
@@ -174,9 +176,10 @@ void check_memory(int rank, int ranks_on_node, const RunSetup& setup, bool recor
   }
   const std::uint64_t available = available_bytes();
   spdlog::debug(
-      "memory: {} resident after reading the config, about {} more to run ({} of it /link_util "
-      "bins); {} available",
-      gib(now), gib(more), gib(bins), available == kUnknown ? "unknown" : gib(available));
+      "memory: {} resident after reading the config, about {} more to run (network {}, executor "
+      "{}, recorder and its rows {}, /link_util bins {}); {} available",
+      gib(now), gib(more), gib(model.network), gib(model.executor), gib(model.recorder), gib(bins),
+      available == kUnknown ? "unknown" : gib(available));
   const std::uint64_t need = more * static_cast<std::uint64_t>(ranks_on_node);
   if (available != kUnknown && need > available) {
     throw Error(what + "; the " + std::to_string(ranks_on_node) + " rank" +

@@ -17,12 +17,13 @@ Model::Model(const topo::Fabric& fabric, const work::Dag& dag, core::Simulator& 
       executor_(fabric, dag, sim, perturbations.gpus, recorder_),
       network_(fabric, dag, sim, options, perturbations.links, std::move(priorities), *this) {}
 
-std::uint64_t Model::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                    const net::NetworkOptions& options,
-                                    const RecorderOptions& recording, const net::RankShare& share) {
-  return net::Network::estimate_bytes(fabric, dag, options, share) +
-         Executor::estimate_bytes(fabric, dag, share.flows_sent) +
-         Recorder::estimate_bytes(fabric, dag, recording, share.flows_sent);
+Model::EstimatedBytes Model::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                            const net::NetworkOptions& options,
+                                            const RecorderOptions& recording,
+                                            const net::RankShare& share) {
+  return {net::Network::estimate_bytes(fabric, dag, options, share),
+          Executor::estimate_bytes(fabric, dag, share.flows_sent),
+          Recorder::estimate_bytes(fabric, dag, recording, share.flows_sent)};
 }
 
 void Model::initialize() {

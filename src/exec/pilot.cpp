@@ -33,7 +33,8 @@ RecorderOptions pilot_recording() {
 std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
                                    const net::NetworkOptions& network,
                                    const net::RankShare& share) {
-  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(), share);
+  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(), share)
+      .total();
 }
 
 core::Partition pilot_partition(const topo::Fabric& fabric, int ranks) {

@@ -37,14 +37,21 @@ class Model final : public net::FlowEvents {
         const net::NetworkOptions& options, const Perturbations& perturbations = {},
         net::FlowPriorities priorities = {}, const RecorderOptions& recording = {});
 
+  /// Bytes one rank's model and engine will allocate, by part.
+  struct EstimatedBytes {
+    std::uint64_t network = 0;  // with the engine's share per node
+    std::uint64_t executor = 0;
+    std::uint64_t recorder = 0;  // with the output rows it holds
+    std::uint64_t total() const { return network + executor + recorder; }
+  };
   /// Bytes one rank's model (network, executor, recorder) and engine will
   /// allocate for this fabric and DAG, where the rank holds `share` (its GPUs,
   /// the flows they send, the links it sends on): the resource guard's
   /// estimate, made before building.
-  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const net::NetworkOptions& options,
-                                      const RecorderOptions& recording,
-                                      const net::RankShare& share);
+  static EstimatedBytes estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                       const net::NetworkOptions& options,
+                                       const RecorderOptions& recording,
+                                       const net::RankShare& share);
 
   /// Schedules what happens at time 0 on this rank: link failures, and the
   /// tasks and flows ready at once.
