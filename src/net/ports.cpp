@@ -140,10 +140,13 @@ std::uint64_t Ports::estimate_bytes(const topo::Fabric& fabric, const work::Dag&
       options.instant ? 0
                       : 2 * static_cast<std::uint64_t>(options.buffer_per_class /
                                                        std::max<Bytes>(options.cell_size, 1));
-  const std::uint64_t every_link = sizeof(LinkState) + sizeof(BitsPerSecond) + sizeof(std::int32_t);
+  // The meters' counters are kept for every link, on every rank: they are
+  // summed onto rank 0 at the end.
+  const std::uint64_t every_link = sizeof(LinkState) + sizeof(BitsPerSecond) +
+                                   sizeof(std::int32_t) +
+                                   (options.record ? LinkMeters::kBytesPerLink : 0);
   const std::uint64_t link_sent_on =
-      sizeof(Port) + cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell) +
-      (options.record ? LinkMeters::kBytesPerLink : 0);
+      sizeof(Port) + cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell);
   // Lanes found by hop: a slot per flow of the DAG and hop (counted as if no
   // link fails), on every rank: a switch forwards cells of flows it does not hold.
   const std::uint64_t lane_slots =
