@@ -101,15 +101,18 @@ void write_csv(const std::string& path, const std::vector<Row>& rows, int recomm
                const std::string& partition) {
   core::write_file(path, "output", [&](std::ostream& out) {
     out << "ranks,partition,lookahead_ps,windows,events,remote_events,batches,balance,work_s,"
-           "reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,fewest_windows,recommended\n";
+           "reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,fewest_windows,"
+           "fewest_work_s,causal_work_s,critical_path_s,recommended\n";
     for (const Row& r : rows) {
       const core::ScalePrediction& p = r.p;
       out << fmt::format(
-          "{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{:.4f},{},{}\n",
+          "{},{},{},{},{},{},{},{:.6f},{:.6f},{:.6f},{:.6f},{:.6f},{:.4f},{:.4f},{:.4f},{},"
+          "{:.6f},{:.6f},{:.6f},{}\n",
           p.parts, partition, p.lookahead == kTimeInfinity ? -1 : p.lookahead, p.windows, p.events,
           p.remote_events, p.batches, p.balance(), p.work_seconds, p.reduce_seconds,
           p.exchange_seconds, p.loop_seconds(), r.speedup, r.efficiency, p.sync_share(),
-          p.fewest_windows, p.parts == recommended ? 1 : 0);
+          p.fewest_windows, p.fewest_work_seconds, p.causal_work_seconds, p.critical_path_seconds,
+          p.parts == recommended ? 1 : 0);
     }
   });
 }
@@ -228,6 +231,8 @@ int predict(const ScaleArgs& args, Prepared& prep, const exec::OneRankRun& one, 
   core::ScalePrediction single;
   single.events = one.events;
   single.work_seconds = single.mean_work_seconds = one.loop_seconds;
+  single.fewest_work_seconds = single.causal_work_seconds = single.critical_path_seconds =
+      one.loop_seconds;
   single.busiest_sum = one.events;
   single.part_events = {one.events};
   single.part_sent = single.part_received = {0};
@@ -293,10 +298,19 @@ int predict(const ScaleArgs& args, Prepared& prep, const exec::OneRankRun& one, 
       // A bound for any wider-window scheme (WindowProbe): not a prediction.
       fmt::print(
           "  wider windows: even a lookahead that knew when each event across ranks arrives "
-          "would need {} windows at {} ranks, {:.2f}x fewer than the {} of {}\n",
+          "would need {} windows at {} ranks, {:.2f}x fewer than the {} of {}; in them the "
+          "busiest rank's events would take {:.3f} s\n",
           r.p.fewest_windows, r.p.parts,
           static_cast<double>(r.p.windows) / static_cast<double>(r.p.fewest_windows), r.p.windows,
-          format_time(r.p.lookahead));
+          format_time(r.p.lookahead), r.p.fewest_work_seconds);
+    }
+    if (r.p.causal_work_seconds > 0) {
+      // Bounds for engines without windows (CausalBound, CriticalPath): not predictions.
+      fmt::print(
+          "  without windows: the busiest rank's events and waiting would take {:.3f} s if each "
+          "rank waited only for what could reach it (any engine with this lookahead), {:.3f} s "
+          "if only for what does (any engine at all), against {:.3f} s window by window\n",
+          r.p.causal_work_seconds, r.p.critical_path_seconds, r.p.work_seconds);
     }
   }
   fmt::print("  recommended: {} rank{} (the fastest with at least 50% parallel efficiency)\n",

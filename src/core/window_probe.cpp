@@ -47,6 +47,7 @@ WindowProbe::WindowProbe(const Layout& layout, std::span<const Partition> cuts, 
       v->assign(parts, 0);
     }
     cut.ticks.assign(parts, 0);
+    cut.fewest_ticks.assign(parts, 0);
     cut.active.assign(parts, 0);
     cut.batch_stamp.assign(parts * parts, 0);
     cut.total.parts = cut.parts;
@@ -54,6 +55,8 @@ WindowProbe::WindowProbe(const Layout& layout, std::span<const Partition> cuts, 
     cut.total.part_events.assign(parts, 0);
     cut.total.part_sent.assign(parts, 0);
     cut.total.part_received.assign(parts, 0);
+    cut.causal = CausalBound(cut.parts, l);
+    cut.path = CriticalPath(cut.parts);
     cuts_.push_back(std::move(cut));
   }
 }
@@ -116,7 +119,16 @@ std::vector<ScalePrediction> WindowProbe::predictions(double loop_seconds) const
   for (const Cut& cut : cuts_) {
     ScalePrediction p = cut.total;
     if (!time_order_) p.fewest_windows = -1;
+    // The last of the fewest windows is still open.
+    const double fewest_ticks =
+        cut.fewest_busiest_ticks +
+        static_cast<double>(*std::max_element(cut.fewest_ticks.begin(), cut.fewest_ticks.end()));
+    p.fewest_work_seconds = time_order_ ? fewest_ticks * seconds_per_tick : -1.0;
     p.work_seconds = cut.busiest_ticks * seconds_per_tick;
+    p.causal_work_seconds =
+        time_order_ ? static_cast<double>(cut.causal.busiest()) * seconds_per_tick : -1.0;
+    p.critical_path_seconds =
+        time_order_ ? static_cast<double>(cut.path.busiest()) * seconds_per_tick : -1.0;
     p.mean_work_seconds = loop_seconds / static_cast<double>(cut.parts);
     out.push_back(std::move(p));
   }

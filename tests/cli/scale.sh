@@ -65,6 +65,18 @@ check_config() {  # NAME CONFIG [shoal options...]
   else
     bad "$name: fewest_windows missing or out of range: $(cat "$name-scale.csv")"
   fi
+  # Without windows the busiest rank waits no longer than window by window,
+  # and waiting only for what reaches it, no longer than for what could or
+  # than in the fewest windows.
+  if awk -F, 'NR == 1 { for (i = 1; i <= NF; i++) col[$i] = i; next }
+      $1 > 1 { c = $col["causal_work_s"]; p = $col["critical_path_s"]; f = $col["fewest_work_s"]
+               if (p <= 0 || p > c + 1e-6 || c > $col["work_s"] + 1e-6 || p > f + 1e-6) exit 1
+               n++ }
+      END { exit n == 0 }' "$name-scale.csv"; then
+    ok "$name: the bounds without windows are counted and ordered"
+  else
+    bad "$name: fewest_work_s, causal_work_s or critical_path_s missing or out of range: $(cat "$name-scale.csv")"
+  fi
   for n in 2 3 4 8; do
     "$mpirun" -np $n "$shoal" run "$config" --quiet "$@" >"$name-$n.log" 2>&1
     local real predicted

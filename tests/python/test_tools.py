@@ -515,10 +515,12 @@ class ToolsTest(unittest.TestCase):
         with open(table, "w") as f:
             f.write("ranks,partition,lookahead_ps,windows,events,remote_events,batches,balance,"
                     "work_s,reduce_s,exchange_s,loop_s,speedup,efficiency,sync_share,fewest_windows,"
-                    "recommended\n"
-                    "1,topology,-1,0,1000,0,0,1,2.0,0,0,2.0,1,1,0,0,0\n"
-                    "2,topology,1000000,50,1000,100,80,0.9,1.1,0.05,0.05,1.2,1.6667,0.8333,0.1,40,1\n"
-                    "4,topology,1000000,50,1000,200,200,0.8,0.6,0.1,0.3,1.0,2.0,0.5,0.4,45,0\n")
+                    "fewest_work_s,causal_work_s,critical_path_s,recommended\n"
+                    "1,topology,-1,0,1000,0,0,1,2.0,0,0,2.0,1,1,0,0,2.0,2.0,2.0,0\n"
+                    "2,topology,1000000,50,1000,100,80,0.9,1.1,0.05,0.05,1.2,1.6667,0.8333,0.1,40,"
+                    "1.04,1.05,1.02,1\n"
+                    "4,topology,1000000,50,1000,200,200,0.8,0.6,0.1,0.3,1.0,2.0,0.5,0.4,45,"
+                    "0.57,0.58,0.55,0\n")
         out = os.path.join(self.tmp, "rep-scale")
         res = subprocess.run(command(REPORT, "--scale", table, "-o", out), capture_output=True,
                              text=True, timeout=120)

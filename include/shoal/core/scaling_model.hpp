@@ -53,14 +53,23 @@ struct ScalePrediction {
   /// The fewest windows any lookahead could give (WindowProbe); -1: not
   /// counted (a run in atom order).
   std::int64_t fewest_windows = 0;
+  /// The busiest part's work summed over those fewest windows (as
+  /// work_seconds over the lookahead's); -1: not counted.
+  double fewest_work_seconds = 0;
   std::int64_t events = 0;
   std::int64_t remote_events = 0;  // events (and credits) crossing parts
   std::int64_t batches = 0;        // messages: one per window and pair of parts that exchange
   std::int64_t busiest_sum = 0;    // over windows, the most events a part handles in one
   double work_seconds = 0;         // over windows, the busiest part's work
   double mean_work_seconds = 0;    // over windows, a part's mean work
-  double reduce_seconds = 0;       // the reductions
-  double exchange_seconds = 0;     // over windows, the slowest part's exchange (and latency)
+  /// The busiest part's work and waiting in an engine without windows
+  /// (CausalBound): a bound, not a prediction; -1: not counted (atom order).
+  double causal_work_seconds = 0;
+  /// The same in an engine that knew which events reach each part, and
+  /// when (CriticalPath): waiting only for those; -1: not counted.
+  double critical_path_seconds = 0;
+  double reduce_seconds = 0;    // the reductions
+  double exchange_seconds = 0;  // over windows, the slowest part's exchange (and latency)
   std::vector<std::int64_t> part_events, part_sent, part_received;  // by part, over the run
 
   double loop_seconds() const { return work_seconds + reduce_seconds + exchange_seconds; }

@@ -11,6 +11,9 @@
 // the first arrival, across parts, of an event (or credit) sent inside it.
 // No lookahead, however it is derived from the model's state, can widen a
 // window past that arrival, so this bounds what wider windows could gain.
+// And it keeps each part's clock in an engine without windows: waiting for
+// what could reach it, as any conservative engine with this lookahead must
+// (causal_bound.hpp), and waiting only for what does (critical_path.hpp).
 #pragma once
 
 #include <algorithm>
@@ -19,6 +22,8 @@
 #include <span>
 #include <vector>
 
+#include "shoal/core/causal_bound.hpp"
+#include "shoal/core/critical_path.hpp"
 #include "shoal/core/event.hpp"
 #include "shoal/core/layout.hpp"
 #include "shoal/core/partition.hpp"
@@ -50,12 +55,16 @@ class WindowProbe {
 
   /// An event the current entity sends at `now`, for `time` (Simulator::push).
   void sent(Time now, Time time, std::uint64_t tiebreak, EntityId target, std::uint32_t tag) {
-    if (role_(tag) == CrossingRole::kCredit) return;  // counted with its cell, timed by arrives()
+    // A credit is counted with its cell and timed by arrives().
+    const bool credit = role_(tag) == CrossingRole::kCredit;
     const EntityId source = static_cast<EntityId>(tiebreak >> kSequenceBits);
     for (Cut& cut : cuts_) {
       const std::uint16_t from = cut.part_of[source];
       const std::uint16_t to = cut.part_of[target];
       if (from != to) {
+        // The initial events, sent before any window, wait on nothing.
+        if (time_order_ && stamp_ > 1) cut.path.sends_across(tiebreak);
+        if (credit) continue;
         message(cut, from, to);
         bound_window(cut, now, time);
       }
@@ -78,7 +87,12 @@ class WindowProbe {
       touch(cut, part);
       ++cut.events[part];
       cut.ticks[part] += ticks;
+      cut.fewest_ticks[part] += ticks;
       const std::uint16_t from = cut.part_of[ev.source()];
+      if (time_order_) {
+        cut.causal.handled(ev.time, part, ticks);
+        cut.path.handled(ev.tiebreak, part, from != part, ticks);
+      }
       // The receiver returns the cell's credit upstream: one message back.
       if (from != part && carries_credit) message(cut, part, from);
     }
@@ -112,6 +126,10 @@ class WindowProbe {
     std::vector<std::uint16_t> touched;      // parts with events or messages this window
     ScalePrediction total;
     Time fewest_end = -1;  // the end of the fewest windows' current one; none open yet
+    std::vector<std::uint64_t> fewest_ticks;  // by part, in the fewest windows' current one
+    double fewest_busiest_ticks = 0;          // over those before it, the busiest part's ticks
+    CausalBound causal;
+    CriticalPath path;
   };
   static void touch(Cut& cut, std::uint16_t part) {
     if (cut.active[part] == 0) {
@@ -139,7 +157,14 @@ class WindowProbe {
     if (now >= cut.fewest_end && stamp_ > 1) {
       ++cut.total.fewest_windows;
       cut.fewest_end = kTimeInfinity;
+      close_fewest(cut);
     }
+  }
+  /// The fewest windows' current one ends: its busiest part's work counts.
+  static void close_fewest(Cut& cut) {
+    cut.fewest_busiest_ticks +=
+        static_cast<double>(*std::max_element(cut.fewest_ticks.begin(), cut.fewest_ticks.end()));
+    std::fill(cut.fewest_ticks.begin(), cut.fewest_ticks.end(), 0);
   }
   void bound_window(Cut& cut, Time now, Time arrival) {
     if (stamp_ == 1) return;

@@ -107,6 +107,15 @@ TEST(WindowProbe, CountsWhatEachCutWouldSendAndHandle) {
               cut.remote_events);
     EXPECT_NEAR(cut.mean_work_seconds, 1.0 / cut.parts, 1e-12);
     EXPECT_GT(cut.reduce_seconds, 0);
+    // Without windows a part waits at most as long as window by window, and
+    // the busiest does at least its share.
+    EXPECT_LE(cut.causal_work_seconds, cut.work_seconds * (1 + 1e-12));
+    EXPECT_GE(cut.causal_work_seconds, cut.mean_work_seconds * (1 - 1e-12));
+    // Waiting only for what reaches a part, no longer than for what could,
+    // nor than in the fewest windows.
+    EXPECT_LE(cut.critical_path_seconds, cut.causal_work_seconds * (1 + 1e-12));
+    EXPECT_LE(cut.critical_path_seconds, cut.fewest_work_seconds * (1 + 1e-12));
+    EXPECT_GT(cut.critical_path_seconds, 0);
   }
   // Round-robin cuts every hop: 10 cells cross, and with each a credit comes
   // back (counted at the cell, not again as the credit event).
@@ -171,6 +180,9 @@ TEST(WindowProbe, LeavesTheFewestWindowsUncountedInAtomOrder) {
   ProbedModel<Ring> probed(ring, probe);
   sim.run(probed);
   EXPECT_EQ(probe.predictions(1.0).front().fewest_windows, -1);
+  EXPECT_EQ(probe.predictions(1.0).front().causal_work_seconds, -1.0);
+  EXPECT_EQ(probe.predictions(1.0).front().critical_path_seconds, -1.0);
+  EXPECT_EQ(probe.predictions(1.0).front().fewest_work_seconds, -1.0);
 }
 
 }  // namespace
