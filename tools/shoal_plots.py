@@ -261,8 +261,9 @@ def plot_timeline(plt, run, label, tag, out, written, notes):
 
 def plot_scale(plt, table, out, written):
     """`shoal scale -o` (docs/scaling.md): the predicted speedup against the
-    ideal and the bounds without windows, the parallel efficiency, and where each rank count's loop goes
-    (the busiest rank's events, the reductions, the exchanges)."""
+    ideal and the bounds on any engine, the parallel efficiency, and where
+    each rank count's loop goes (the busiest rank's events, the reductions,
+    the exchanges)."""
     ranks = table["ranks"].to_numpy()
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
     left.plot(ranks, table["speedup"], "o-", label="predicted speedup")
@@ -270,8 +271,8 @@ def plot_scale(plt, table, out, written):
     # the one-rank loop over each, with messages free.
     one_rank_loop = (table["speedup"] * table["loop_s"]).iloc[0]
     for column, style, color, label in (
-            ("fewest_work_s", "s--", "tab:brown", "bound: the fewest windows"),
-            ("causal_work_s", "v--", "tab:orange", "bound: any engine with this lookahead"),
+            ("fewest_work_s", "s--", "tab:brown", "bound: windows as few as possible"),
+            ("causal_work_s", "v--", "tab:orange", "bound: no windows, this lookahead"),
             ("critical_path_s", "^--", "tab:purple", "bound: any engine")):
         if column in table.columns:
             rows = table[table[column] > 0]

@@ -308,7 +308,8 @@ int predict(const ScaleArgs& args, Prepared& prep, const exec::OneRankRun& one, 
       // Bounds for engines without windows (CausalBound, CriticalPath): not predictions.
       fmt::print(
           "  without windows: the busiest rank's events and waiting would take {:.3f} s if each "
-          "rank waited only for what could reach it (any engine with this lookahead), {:.3f} s "
+          "rank waited only for what could reach it (any conservative engine with this lookahead), "
+          "{:.3f} s "
           "if only for what does (any engine at all), against {:.3f} s window by window\n",
           r.p.causal_work_seconds, r.p.critical_path_seconds, r.p.work_seconds);
     }

@@ -1,12 +1,12 @@
 // The busiest rank's work in an engine without windows (`shoal scale`,
 // docs/scaling.md, "Without windows"). Each rank handles an event at time t
 // as soon as every other rank has handled its events at t - L or earlier:
-// whatever those send arrives at t or later, and nothing later of theirs can
-// arrive before t + 1. Messages, null messages and waiting cost nothing
-// here, so the clock this keeps for each rank bounds what any conservative
-// engine with this partition and this lookahead could reach, windows or
-// not (null messages, say). The windowed engine's schedule is one such:
-// there a rank waits, window by window, for the busiest.
+// only those can send it anything that arrives by t, since every send across
+// ranks takes the lookahead L at least. Messages, null messages and waiting
+// cost nothing here, so the clock this keeps for each rank bounds what any
+// conservative engine with this partition and this lookahead could reach,
+// windows or not (null messages, say). The windowed engine's schedule is one
+// such: there a rank waits, window by window, for the busiest.
 #pragma once
 
 #include <algorithm>
