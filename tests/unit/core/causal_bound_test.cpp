@@ -14,6 +14,14 @@ TEST(CausalBound, OnePartAddsItsEvents) {
   EXPECT_EQ(bound.busiest(), 7u);
 }
 
+TEST(CausalBound, PartsNoLinkJoinsNeverWait) {
+  CausalBound bound(2, kTimeInfinity);
+  bound.handled(0, 0, 5);
+  bound.handled(100, 1, 2);
+  bound.handled(200, 1, 2);
+  EXPECT_EQ(bound.busiest(), 5u);
+}
+
 TEST(CausalBound, WaitsOnlyForWhatCouldReachTheEvent) {
   // Lookahead 10: an event at t waits for the other part's events at t - 10
   // or earlier. Windows [0,10) [10,20) ... would take 10 + 10 + ... here.
