@@ -232,6 +232,15 @@ void Comm::sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> o
                   std::plus<std::uint64_t>());
 }
 
+void Comm::sum_all_in_place(std::span<std::uint64_t> values) const {
+  if (values.empty()) return;
+  if (values.size() > static_cast<std::size_t>(INT_MAX)) {
+    throw Error("internal: a sum over ranks of more than 2^31 values");
+  }
+  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM,
+                static_cast<MPI_Comm>(impl_->comm));
+}
+
 void Comm::or_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
   if (in.empty()) return;
   mpi::all_reduce(impl_->comm, in.data(), static_cast<int>(in.size()), out.data(),

@@ -51,7 +51,7 @@ Simulator::Simulator(const Comm& comm, const Layout& layout, const Partition& pa
   const std::vector<std::int32_t> ranks = partition.entity_ranks(layout);
   entity_rank_.assign(ranks.begin(), ranks.end());
   for (EntityId e = 0; e < entity_count_; ++e) {
-    if (owns(e)) cores_[e].rng = Rng(options.seed, e);
+    if (owns(e)) cores_.construct(e).rng = Rng(options.seed, e);
   }
 }
 

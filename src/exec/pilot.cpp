@@ -28,49 +28,21 @@ RecorderOptions pilot_recording() {
   return recording;
 }
 
-}  // namespace
-
-std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                   const net::NetworkOptions& network,
-                                   const net::RankShare& share) {
-  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(), share)
-      .total();
-}
-
-core::Partition pilot_partition(const topo::Fabric& fabric, int ranks) {
-  return topo::units_in_turn(fabric, ranks);
-}
-
-PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const work::Dag& dag,
-                     const net::NetworkOptions& network, const Perturbations& perturbations,
-                     std::uint64_t seed, std::size_t slices) {
-  const core::Partition partition = pilot_partition(fabric, comm.size());
-  core::EngineOptions engine;
-  engine.seed = seed;
-  engine.progress = false;
-  core::Simulator sim(comm, fabric.layout(), partition, engine);
-  Model model(fabric, dag, sim, pilot_network(network), perturbations, {}, pilot_recording());
-  model.initialize();
-  const core::RunSummary summary = sim.run(model);
-  // This rank's groups and tasks, read in place; the loads are then summed.
+/// This rank's groups and tasks, read in place from the pilot's model, into
+/// `pilot.load` (not yet summed over ranks).
+void add_local_load(const work::Dag& dag, Model& model, Bytes cell_size, PilotLoad& pilot) {
   const std::span<const Time> group_start = model.recorder().group_starts();
   const std::span<const Time> task_start = model.recorder().task_starts();
   const DependencyTracker& groups = model.executor().tracker();
-
-  PilotLoad pilot;
-  pilot.events = summary.events;
-  pilot.windows = summary.windows;
-  pilot.loop_seconds = summary.wall_seconds;
-  pilot.span = std::max<Time>(summary.simulated_time, 1);
-  pilot.load.slices = slices;
-  std::vector<std::uint64_t> load(std::size_t{fabric.gpu_count()} * slices, 0);
+  const std::size_t slices = pilot.load.slices;
+  std::vector<std::uint64_t>& load = pilot.load.load;
   auto slice_of = [&](Time t) {
     const auto s =
         static_cast<std::size_t>(static_cast<double>(std::max<Time>(t, 0)) /
                                  static_cast<double>(pilot.span) * static_cast<double>(slices));
     return std::min(s, slices - 1);
   };
-  const Bytes cell = std::max<Bytes>(network.cell_size, 1);
+  const Bytes cell = std::max<Bytes>(cell_size, 1);
   for (std::uint32_t g = 0; g < groups.group_count(); ++g) {
     const Time start = group_start[g];
     if (start == kTimeInfinity) continue;  // never started (a deadlock the real run reports)
@@ -88,8 +60,45 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
     const Time start = task_start[t];
     if (start != kTimeInfinity) load[std::size_t{tasks[t].gpu} * slices + slice_of(start)] += 1;
   }
-  pilot.load.load.assign(load.size(), 0);
-  comm.sum_all(load, pilot.load.load);
+}
+
+}  // namespace
+
+std::uint64_t pilot_estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
+                                   const net::NetworkOptions& network,
+                                   const net::RankShare& share) {
+  return Model::estimate_bytes(fabric, dag, pilot_network(network), pilot_recording(), share)
+      .total();
+}
+
+core::Partition pilot_partition(const topo::Fabric& fabric, int ranks) {
+  return topo::units_in_turn(fabric, ranks);
+}
+
+PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const work::Dag& dag,
+                     const net::NetworkOptions& network, const Perturbations& perturbations,
+                     std::uint64_t seed, std::size_t slices) {
+  PilotLoad pilot;
+  pilot.load.slices = slices;
+  pilot.load.load.assign(std::size_t{fabric.gpu_count()} * slices, 0);
+  {
+    // The pilot's model is gone before the loads are summed: the sum's
+    // buffers would otherwise come on top of it, at the build's peak.
+    const core::Partition partition = pilot_partition(fabric, comm.size());
+    core::EngineOptions engine;
+    engine.seed = seed;
+    engine.progress = false;
+    core::Simulator sim(comm, fabric.layout(), partition, engine);
+    Model model(fabric, dag, sim, pilot_network(network), perturbations, {}, pilot_recording());
+    model.initialize();
+    const core::RunSummary summary = sim.run(model);
+    pilot.events = summary.events;
+    pilot.windows = summary.windows;
+    pilot.loop_seconds = summary.wall_seconds;
+    pilot.span = std::max<Time>(summary.simulated_time, 1);
+    add_local_load(dag, model, network.cell_size, pilot);
+  }
+  comm.sum_all_in_place(pilot.load.load);
   return pilot;
 }
 

@@ -3,12 +3,14 @@
 // serial run of the same model made on each rank over MPI_COMM_SELF.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <vector>
 
 #include "shoal/core/comm.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/layout.hpp"
 #include "shoal/core/partition.hpp"
+#include "shoal/core/random.hpp"
 #include "shoal/core/simulator.hpp"
 
 namespace shoal::core {
@@ -148,6 +150,41 @@ TEST(EngineMpi, ZeroLatencyCutLinkIsRejectedOnEveryRank) {
   } else {
     EXPECT_THROW(lookahead(layout, partition), shoal::Error);
   }
+}
+
+TEST(EngineMpi, OnlyARanksOwnEntitiesHaveStreams) {
+  // Every other entity's engine state is left unconstructed (and its pages
+  // untouched): asking for its stream is an error, not a zeroed generator.
+  const Comm world = Comm::world();
+  const Layout layout = make_layout();
+  const Partition partition = Partition::from_strategy(layout, world.size(), Strategy::kBlock);
+  EngineOptions options;
+  options.seed = 77;
+  options.progress = false;
+  Simulator sim(world, layout, partition, options);
+  EntityId owned = 0;
+  for (EntityId e = 0; e < layout.entity_count(); ++e) {
+    if (sim.owns(e)) {
+      ++owned;
+      Rng fresh(77, e);
+      EXPECT_EQ(sim.rng(e).next(), fresh.next()) << "entity " << e;
+    } else {
+      EXPECT_THROW(sim.rng(e), shoal::Error) << "entity " << e;
+    }
+  }
+  EXPECT_GT(owned, 0u);
+  EXPECT_EQ(world.sum(std::int64_t{owned}), std::int64_t{layout.entity_count()});
+}
+
+TEST(EngineMpi, ASumInPlaceAddsEveryRanksValues) {
+  const Comm world = Comm::world();
+  const auto r = static_cast<std::uint64_t>(world.rank());
+  std::vector<std::uint64_t> values{1, r, r * r, std::uint64_t{1} << 40};
+  world.sum_all_in_place(values);
+  const auto n = static_cast<std::uint64_t>(world.size());
+  const std::vector<std::uint64_t> expected{n, n * (n - 1) / 2, (n - 1) * n * (2 * n - 1) / 6,
+                                            n << 40};
+  EXPECT_EQ(values, expected);
 }
 
 }  // namespace

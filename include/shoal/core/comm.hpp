@@ -84,6 +84,8 @@ class Comm {
   void sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
   /// Element-wise sum on every rank.
   void sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
+  /// The same, summed into `values` (no second buffer of their size).
+  void sum_all_in_place(std::span<std::uint64_t> values) const;
   /// Element-wise bitwise or on every rank.
   void or_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
   /// Element-wise minimum / maximum onto rank 0.

@@ -41,6 +41,7 @@
 #include "shoal/core/prefetch.hpp"
 #include "shoal/core/progress.hpp"
 #include "shoal/core/random.hpp"
+#include "shoal/core/sparse_array.hpp"
 #include "shoal/core/stop_signal.hpp"
 #include "shoal/core/window_probe.hpp"
 
@@ -196,7 +197,10 @@ class Simulator {
 
   // --- for models, before run() ---
   bool owns(EntityId e) const { return entity_rank_[e] == rank_; }
-  Rng& rng(EntityId e) { return cores_[e].rng; }
+  Rng& rng(EntityId e) {
+    if (e >= entity_count_ || !owns(e)) reject_act_as(e);
+    return cores_[e].rng;
+  }
   /// Before run(): makes `e` (owned here) the sender of what send() schedules,
   /// so set-up work done for an entity numbers its events in that entity's own
   /// sequence, whatever rank does the set-up (the event order stays
@@ -341,7 +345,9 @@ class Simulator {
     Rng rng;
     std::uint64_t sequence = 0;  // events this entity has sent
   };
-  std::vector<EntityCore> cores_;
+  // By entity, only this rank's constructed: the others' pages are never
+  // touched, so a rank's share of the engine's state falls with ranks.
+  SparseArray<EntityCore> cores_;
   Time lookahead_;
   Time end_time_;
 
