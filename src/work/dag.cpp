@@ -80,11 +80,11 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
       throw Error("workload: the tasks of other ranks' GPUs have more than 4 GiB of names");
     }
     make_room(foreign_gpus_, 1);
-    make_room(foreign_name_ends_, 1);
     make_room(foreign_names_, name.size());
     foreign_names_.append(std::span<const char>(name.data(), name.size()));
     foreign_gpus_.push_back(gpu);
-    foreign_name_ends_.push_back(static_cast<std::uint32_t>(foreign_names_.size()));
+    set_end(foreign_name_ends_, foreign_gpus_.size() - 1,
+            static_cast<std::uint32_t>(foreign_names_.size()));
   }
   if (!whole_) held_tasks_.add(held);
   // Once the task is in place: a name may resolve to it (and fail the check).
@@ -99,8 +99,8 @@ NodeRef Dag::add_task(std::string name, GpuId gpu, Time duration, std::vector<st
       make_room(foreign_refs_, resolving_.size());
       foreign_refs_.append(resolving_);
     }
-    make_room(foreign_after_ends_, 1);
-    foreign_after_ends_.push_back(static_cast<std::uint32_t>(foreign_refs_.size()));
+    set_end(foreign_after_ends_, foreign_gpus_.size() - 1,
+            static_cast<std::uint32_t>(foreign_refs_.size()));
   }
   if (!resolved) task_after_names_.emplace_back(node.index, std::move(after));
   grew();
@@ -117,12 +117,8 @@ NodeRef Dag::add_unnamed_task(GpuId gpu, const TaskLabels& labels) {
   if (labels.kind != TaskKind::kOther) training_jobs_ = std::max(training_jobs_, labels.job + 1);
   task_gpus_used_ = std::max(task_gpus_used_, gpu + 1);
   make_room(foreign_gpus_, 1);
-  make_room(foreign_name_ends_, 1);
-  make_room(foreign_after_ends_, 1);
   foreign_gpus_.push_back(gpu);
-  // An empty name and no dependencies: the previous ends repeated.
-  foreign_name_ends_.push_back(static_cast<std::uint32_t>(foreign_names_.size()));
-  foreign_after_ends_.push_back(static_cast<std::uint32_t>(foreign_refs_.size()));
+  // An empty name and no dependencies: its ends are the last ones, not stored.
   held_tasks_.add(false);
   ++unnamed_tasks_;
   grew();
@@ -141,8 +137,8 @@ std::span<const NodeRef> Dag::task_after(std::uint32_t t) const {
   if (foreign_dropped_)
     throw Error("internal: a foreign task's dependencies asked after they were dropped");
   const std::size_t slot = foreign_slot(t);
-  const std::uint32_t begin = slot == 0 ? 0 : foreign_after_ends_[slot - 1];
-  const std::uint32_t end = foreign_after_ends_[slot];
+  const std::uint32_t begin = slot == 0 ? 0 : end_at(foreign_after_ends_, slot - 1);
+  const std::uint32_t end = end_at(foreign_after_ends_, slot);
   if (begin != end) return {foreign_refs_.data() + begin, end - begin};
   // None, or named before the nodes they name were added (resolve()).
   const auto late = std::lower_bound(late_foreign_after_.begin(), late_foreign_after_.end(), t,

@@ -334,8 +334,8 @@ class Dag {
   // names by their order among the others, with their dependencies until
   // drop_foreign_dependencies. The others' names lie end to end in
   // foreign_names_, each ending where foreign_name_ends_ says, until
-  // drop_names: 8 bytes a task, then 4, where a view and a GPU took 24, for
-  // the tasks of every other rank.
+  // drop_names: at most 8 bytes a task, then 4, where a view and a GPU took
+  // 24, for the tasks of every other rank.
   HeldSet held_tasks_;
   std::vector<std::uint32_t> held_task_ids_;
   // These grow in place (core/growing_array.hpp): they hold an entry for
@@ -345,8 +345,23 @@ class Dag {
   core::GrowingArray<std::uint32_t> foreign_name_ends_;
   core::GrowingArray<char> foreign_names_;
   std::string_view foreign_name(std::size_t slot) const {
-    const std::uint32_t begin = slot == 0 ? 0 : foreign_name_ends_[slot - 1];
-    return {foreign_names_.data() + begin, foreign_name_ends_[slot] - begin};
+    const std::uint32_t begin = slot == 0 ? 0 : end_at(foreign_name_ends_, slot - 1);
+    return {foreign_names_.data() + begin, end_at(foreign_name_ends_, slot) - begin};
+  }
+  // The ends are stored only up to the last task that has a name (or
+  // dependencies): the unnamed tasks after it, a training job's every task
+  // of another rank, would only repeat the last end.
+  static std::uint32_t end_at(const core::GrowingArray<std::uint32_t>& ends, std::size_t slot) {
+    if (slot < ends.size()) return ends[slot];
+    return ends.empty() ? 0 : ends[ends.size() - 1];
+  }
+  /// Appends `end` as the end of foreign task `slot`, first repeating the
+  /// last end for the unnamed tasks before it.
+  void set_end(core::GrowingArray<std::uint32_t>& ends, std::size_t slot, std::uint32_t end) {
+    make_room(ends, slot + 1 - ends.size());
+    const std::uint32_t last = end_at(ends, slot);
+    while (ends.size() < slot) ends.push_back(last);
+    ends.push_back(end);
   }
   // The others' dependencies, end to end, each's ending where
   // foreign_after_ends_ says (4 bytes a task where a view took 16); those

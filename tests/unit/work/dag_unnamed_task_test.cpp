@@ -66,6 +66,41 @@ TEST(UnnamedTask, KeepsItsIdGpuAndLabelsAndIsNamedByReference) {
   EXPECT_FALSE(dag.find(std::string(Dag::kDroppedName)));
 }
 
+TEST(UnnamedTask, NamedTasksOfOtherRanksKeepTheirNamesAndDependenciesAmongUnnamedOnes) {
+  // The ends of the other ranks' names and dependencies are stored only up
+  // to the last task that has any: a named task after unnamed ones fills
+  // theirs in, and unnamed ones after it read its ends as theirs. The check
+  // for cycles reads every task's dependencies, the other ranks' too.
+  auto build = [](Dag& dag, const std::string& first_after) {
+    dag.set_fragment(owning(0));
+    dag.add_task("x0", 0, 5, {});
+    const NodeRef u1 = dag.add_unnamed_task(2);
+    const NodeRef n2 = dag.add_task("n2", 2, 5, {first_after});
+    const NodeRef u3 = dag.add_unnamed_task(3);
+    const NodeRef n4 = dag.add_task("n4", 3, 5, {"n2", "x0"});
+    const NodeRef u5 = dag.add_unnamed_task(2);
+    dag.resolve();
+    EXPECT_EQ(dag.name(u1), Dag::kDroppedName);
+    EXPECT_EQ(dag.name(n2), "n2");
+    EXPECT_EQ(dag.name(u3), Dag::kDroppedName);
+    EXPECT_EQ(dag.name(n4), "n4");
+    EXPECT_EQ(dag.name(u5), Dag::kDroppedName);
+    EXPECT_EQ(dag.find("n4"), n4);
+    EXPECT_EQ(dag.task_gpu(TaskId{u3.index}), 3u);
+    EXPECT_EQ(dag.task_gpu(TaskId{u5.index}), 2u);
+  };
+  Dag acyclic;
+  build(acyclic, "x0");
+  acyclic.validate(4);
+  Dag cyclic;  // n2 after n4 (named before it was added), n4 after n2
+  build(cyclic, "n4");
+  const std::string error = error_of([&] { cyclic.validate(4); });
+  EXPECT_TRUE(Has(error, "cycle")) << error;
+  EXPECT_TRUE(Has(error, "task \"n2\"")) << error;
+  EXPECT_TRUE(Has(error, "task \"n4\"")) << error;
+  EXPECT_FALSE(Has(error, std::string(Dag::kDroppedName))) << error;
+}
+
 TEST(UnnamedTask, IsOnlyAnotherRanksAndNoNameLooksLikeAReference) {
   Dag whole;
   EXPECT_TRUE(Has(error_of([&] { whole.add_unnamed_task(2); }), "internal: an unnamed task"));
