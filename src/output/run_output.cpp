@@ -205,22 +205,22 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
   model.recorder().record_unfinished();
   append_records(model.recorder());
   const work::Dag& dag = setup.dag;
-  std::vector<CoflowRow> coflows;
+  // The reduced results live on rank 0.
+  append_in_blocks<CoflowRow>(
+      coflows_table_, dag.coflows().size(),
+      [&](std::size_t first, std::size_t end, std::vector<CoflowRow>& rows) {
+        for (auto c = static_cast<std::uint32_t>(first); c < end; ++c) {
+          const work::Coflow& coflow = dag.coflows()[c];
+          const work::CoflowLabels& l = coflow.labels;
+          const exec::CoflowOutcome o = exec::coflow_outcome(dag, r, work::CoflowId{c});
+          rows.push_back({c, l.job, l.iteration, l.micro_batch, l.layer, l.stage,
+                          static_cast<std::uint8_t>(l.type), priorities.cls[c], priorities.key[c],
+                          coflow.flow_count, o.bytes, o.start == kTimeInfinity ? -1 : o.start,
+                          o.done ? o.end : -1});
+        }
+      });
   std::vector<IterationRow> iterations;
-  std::vector<LinkRow> links;
-  if (comm_.rank() == 0) {  // the reduced results live on rank 0
-    for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
-      const work::Coflow& coflow = dag.coflows()[c];
-      const work::CoflowLabels& l = coflow.labels;
-      const exec::CoflowOutcome o = exec::coflow_outcome(dag, r, work::CoflowId{c});
-      const Time start = o.start, end = o.end;
-      const bool done = o.done;
-      const Bytes bytes = o.bytes;
-      coflows.push_back({c, l.job, l.iteration, l.micro_batch, l.layer, l.stage,
-                         static_cast<std::uint8_t>(l.type), priorities.cls[c], priorities.key[c],
-                         coflow.flow_count, bytes, start == kTimeInfinity ? -1 : start,
-                         done ? end : -1});
-    }
+  if (comm_.rank() == 0) {
     for (const work::JobSpec& job : setup.jobs) {
       const work::ParallelSpec& p = job.parallel;
       const exec::IterationTimes times = exec::iteration_times(dag, r, job);
@@ -241,23 +241,26 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
             {job.id, i, i == 0 ? start[0] : end[i - 1], end[i], wait_sum / p.gpus, wait_max});
       }
     }
-    const topo::Fabric& fabric = *setup.fabric;
-    for (topo::LinkId l = 0; l < fabric.link_count(); ++l) {
-      const topo::Link& link = fabric.link(l);
-      LinkRow row{l, link.from, link.to, static_cast<std::uint8_t>(link.tier), link.rate, 0, {}, 0};
-      for (int c = 0; c < net::kClasses; ++c) {
-        row.bytes_c[c] = r.link_bytes.empty()
-                             ? 0
-                             : static_cast<std::int64_t>(r.link_bytes[l * net::kClasses + c]);
-        row.bytes += row.bytes_c[c];
-      }
-      row.busy_ps = r.link_busy.empty() ? 0 : static_cast<std::int64_t>(r.link_busy[l]);
-      links.push_back(row);
-    }
   }
-  file_.append(coflows_table_, coflows.data(), coflows.size());
   file_.append(iterations_table_, iterations.data(), iterations.size());
-  file_.append(links_table_, links.data(), links.size());
+  const topo::Fabric& fabric = *setup.fabric;
+  append_in_blocks<LinkRow>(
+      links_table_, fabric.link_count(),
+      [&](std::size_t first, std::size_t end, std::vector<LinkRow>& rows) {
+        for (auto l = static_cast<topo::LinkId>(first); l < end; ++l) {
+          const topo::Link& link = fabric.link(l);
+          LinkRow row{l,         link.from, link.to, static_cast<std::uint8_t>(link.tier),
+                      link.rate, 0,         {},      0};
+          for (int c = 0; c < net::kClasses; ++c) {
+            row.bytes_c[c] = r.link_bytes.empty()
+                                 ? 0
+                                 : static_cast<std::int64_t>(r.link_bytes[l * net::kClasses + c]);
+            row.bytes += row.bytes_c[c];
+          }
+          row.busy_ps = r.link_busy.empty() ? 0 : static_cast<std::int64_t>(r.link_busy[l]);
+          rows.push_back(row);
+        }
+      });
   std::vector<LinkUtilRow> util;
   // Wider than [output] link_util_bin where a long run reached link_util_memory.
   const Time width = r.link_util_width > 0 ? r.link_util_width : setup.network.link_util_bin;
