@@ -228,7 +228,7 @@ void Simulator::reject_stream(std::uint32_t stream, std::uint64_t sequence) cons
 }
 
 void Simulator::reject_act_as(EntityId e) const {
-  throw Error("internal: set-up acting as entity " + std::to_string(e) +
+  throw Error("internal: set-up for entity " + std::to_string(e) +
               ", which this rank does not own");
 }
 

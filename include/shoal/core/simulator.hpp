@@ -330,6 +330,7 @@ class Simulator {
   [[gnu::noinline]] void probe_send(Time time, std::uint64_t tiebreak, EntityId target,
                                     std::uint32_t tag) const;
   [[gnu::noinline]] void probe_arrival(EntityId target, Time time) const;
+  /// Set-up (act_as, rng) for an entity that is not this rank's.
   [[noreturn]] void reject_act_as(EntityId e) const;
   [[noreturn]] void reject_atom_lookahead(const Event& ev) const;
 
