@@ -80,7 +80,6 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
                      std::uint64_t seed, std::size_t slices) {
   PilotLoad pilot;
   pilot.load.slices = slices;
-  pilot.load.load.assign(std::size_t{fabric.gpu_count()} * slices, 0);
   {
     // The pilot's model is gone before the loads are summed: the sum's
     // buffers would otherwise come on top of it, at the build's peak.
@@ -96,6 +95,8 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
     pilot.windows = summary.windows;
     pilot.loop_seconds = summary.wall_seconds;
     pilot.span = std::max<Time>(summary.simulated_time, 1);
+    // Only now: while the pilot runs, its model is all this rank holds.
+    pilot.load.load.assign(std::size_t{fabric.gpu_count()} * slices, 0);
     add_local_load(dag, model, network.cell_size, pilot);
   }
   comm.sum_all_in_place(pilot.load.load);
