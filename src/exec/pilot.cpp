@@ -82,7 +82,7 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
   pilot.load.slices = slices;
   {
     // The pilot's model is gone before the loads are summed: the sum's
-    // buffers would otherwise come on top of it, at the build's peak.
+    // buffers would otherwise come on top of it as it hands over to the run.
     const core::Partition partition = pilot_partition(fabric, comm.size());
     core::EngineOptions engine;
     engine.seed = seed;

@@ -3,11 +3,10 @@
 #pragma once
 
 #include <algorithm>
-#include <vector>
-
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "shoal/core/comm.hpp"
 #include "shoal/core/simulator.hpp"
