@@ -13,6 +13,7 @@
 #include "memory_guard.hpp"
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
+#include "shoal/cli/phase_peaks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
 #include "shoal/core/free_heap.hpp"
@@ -38,7 +39,7 @@ double percentile(std::vector<Time> values, double q) {
 }
 
 void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& r,
-            const std::string& output) {
+            const std::string& output, const std::string& memory) {
   const work::Dag& dag = setup.dag;
   fmt::print("run: {} GPUs ({}), {} coflows, {} flows, {} tasks\n", setup.fabric->gpu_count(),
              setup.fabric->kind(), dag.coflows().size(), dag.flow_count(), dag.task_count());
@@ -65,6 +66,7 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
         s.windows, 100.0 * s.balance, s.remote_events, s.remote_percent(), r.routes_noted,
         100.0 * s.sync_share_mean, 100.0 * s.sync_share_max, 100.0 * s.wait_share_mean);
   }
+  if (!memory.empty()) fmt::print("  {}\n", memory);
   const std::uint64_t unfinished = exec::unfinished_flows(dag, r);
 
   std::ostringstream csv;
@@ -355,7 +357,9 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
              core::release_free_heap();
            });
   };
+  PhasePeaks peaks;
   if (!read(std::nullopt)) return 1;
+  peaks.end(PhasePeaks::kBuild);
   if (!setup.partition) {
     // A weighted partition on several ranks: its pilot runs on the ranks'
     // fragments under the pilot's own partition. Where the weighted one keeps
@@ -367,6 +371,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       std::optional<core::Partition> weighted = std::move(setup.partition);
       if (!read(std::move(weighted))) return 1;
     }
+    peaks.end(PhasePeaks::kPilot);
   }
   const bool several = setup.policies.size() > 1;
   // -o FILE.h5 (or [output] file) writes HDF5; -o FILE.csv the coflow table.
@@ -443,9 +448,12 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
         }
         return 3;
       }
+      peaks.end(PhasePeaks::kRun);
+      const std::string memory = peaks.report(world);  // collective
       if (world.rank() != 0) return 0;
       fmt::print("{}policy: {}\n", several ? "\n" : "", name);
-      report(setup, summary, results, hdf5 ? std::string() : output_for(output, name, several));
+      report(setup, summary, results, hdf5 ? std::string() : output_for(output, name, several),
+             memory);
       if (h5) fmt::print("  results written to {}\n", written);
       if (h5 && results.link_util_width > setup.network.link_util_bin) {
         fmt::print(

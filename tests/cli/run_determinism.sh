@@ -87,9 +87,15 @@ for variant in "${variants[@]}"; do
     --set run.event_order=atom -o "$dir/$variant-$ranks.csv" "${extra[@]}" >"$dir/$variant-$ranks.out"
   grep -q "order by time" "$dir/$variant-1.out"
   grep -q "ranks $ranks .*order by atom" "$dir/$variant-$ranks.out"
-  # Several ranks also say how their time went (not compared: it is timing).
+  # Several ranks also say how their time went (not compared: it is timing),
+  # and the largest rank's peak memory (not compared: it is the machine's).
   if ! grep -qE "^  windows [0-9]+, balance [0-9.]+%, events across ranks [0-9]+ .*synchronizing" "$dir/$variant-$ranks.out"; then
     echo "FAIL $variant at $ranks ranks: no 'windows ..., synchronizing ...' line in the report"
+    exit 1
+  fi
+  if ! grep -qE "^  peak resident memory [0-9.]+ [kKMG]i?B on the largest rank \([0-9.]+ [kKMG]i?B once built" "$dir/$variant-$ranks.out" ||
+    ! grep -qE "^  peak resident memory [0-9.]+ [kKMG]i?B \(" "$dir/$variant-1.out"; then
+    echo "FAIL $variant: no 'peak resident memory ...' line in the report at 1 or $ranks ranks"
     exit 1
   fi
   # Every coflow table (one per policy when several are compared) and the
@@ -98,7 +104,7 @@ for variant in "${variants[@]}"; do
   for csv in "$dir/$variant"-1*.csv; do
     cmp -s "$csv" "${csv/$variant-1/$variant-$ranks}" || same=0
   done
-  report() { grep -v -e 'wall' -e 'written to' -e 'synchronizing' "$1"; }
+  report() { grep -v -e 'wall' -e 'written to' -e 'synchronizing' -e 'peak resident memory' "$1"; }
   if [ "$same" -eq 1 ] && [ "$(report "$dir/$variant-1.out")" = "$(report "$dir/$variant-$ranks.out")" ]; then
     echo "ok   $variant at $ranks ranks: $(cat "$dir/$variant"-1*.csv | wc -l) CSV lines and the report identical"
   else

@@ -20,7 +20,7 @@ python3 "$src/tools/shoal-routing" "$src/jobs/qwen1.5-moe-a2.7b.toml" -o "$dir/r
   --iterations 2 --set micro_batches=2 --set micro_batch_tokens=256 >/dev/null
 sed '/^\[job\]/a expert_swap = "per-step"\nrouting_file = "routing.csv"' "$dir/base.toml" >"$dir/swap.toml"
 failures=0
-report() { grep -v -e 'wall' -e 'written to' -e 'synchronizing' "$1"; }
+report() { grep -v -e 'wall' -e 'written to' -e 'synchronizing' -e 'peak resident memory' "$1"; }
 for variant in none dual chunked swap; do
   "$shoal" run "$dir/$variant.toml" --quiet -o "$dir/$variant-1.csv" >"$dir/$variant-1.out"
   timeout 300 "$mpirun" -np 2 "$shoal" run "$dir/$variant.toml" --quiet \
