@@ -19,6 +19,13 @@ std::uint64_t peak_resident_bytes() {
   return 0;
 }
 
+bool reset_peak_resident() {
+  std::ofstream clear("/proc/self/clear_refs");
+  clear << "5";
+  clear.flush();
+  return static_cast<bool>(clear);
+}
+
 void PhasePeaks::end(Phase phase) { peak_[phase] = peak_resident_bytes(); }
 
 std::string PhasePeaks::report(const core::Comm& comm) const {
@@ -30,8 +37,9 @@ std::string PhasePeaks::report(const core::Comm& comm) const {
   const std::uint64_t whole = *std::max_element(largest.begin(), largest.end());
   if (whole == 0) return {};
   auto mb = [](std::uint64_t bytes) { return format_bytes_short(static_cast<Bytes>(bytes)); };
-  std::string text = "peak resident memory " + mb(whole) +
-                     (comm.size() > 1 ? " on the largest rank" : std::string());
+  const bool own = comm.min(std::int64_t{own_}) != 0;
+  std::string text = "peak resident memory " + std::string(own ? "" : "of the process ") +
+                     mb(whole) + (comm.size() > 1 ? " on the largest rank" : std::string());
   std::string before;
   if (largest[kBuild] > 0) before = mb(largest[kBuild]) + " once built";
   if (largest[kPilot] > 0) before += ", " + mb(largest[kPilot]) + " after the pilot";

@@ -2,8 +2,8 @@
 // it had come by the end of each phase (building the workload, the weighted
 // partition's pilot): what a user sizes a job's memory per rank by, and where
 // it grows. The peak is the kernel's (VmHWM in /proc/self/status, which
-// `/usr/bin/time -f %M` reports too); it is read, never reset, so that tools
-// outside see the whole process's.
+// `/usr/bin/time -f %M` reports too), reset as the run begins, so that each
+// run of a process that runs several (`shoal sweep --all`) has its own.
 #pragma once
 
 #include <array>
@@ -14,13 +14,19 @@
 
 namespace shoal::cli {
 
-/// The process's peak resident memory so far, in bytes; 0 where the system
-/// does not say.
+/// The process's peak resident memory so far (or since the last reset), in
+/// bytes; 0 where the system does not say.
 std::uint64_t peak_resident_bytes();
+/// Makes the peak what is resident now (Linux: 5 written to
+/// /proc/self/clear_refs); false where the system does not allow it.
+bool reset_peak_resident();
 
 class PhasePeaks {
  public:
   enum Phase : std::uint8_t { kBuild, kPilot, kRun, kPhases };
+
+  /// Starts the run's count: the peak is reset to what is resident now.
+  PhasePeaks() : own_(reset_peak_resident()) {}
 
   /// A phase ends on this rank: the peak so far is its figure (the pilot's
   /// includes reading the config again where the weighted partition moved
@@ -29,11 +35,13 @@ class PhasePeaks {
   void end(Phase phase);
   /// Collective over `comm`: the line for the report, on every rank, e.g.
   /// "peak resident memory 123.8 MB on the largest rank (119.1 MB once
-  /// built, 121.7 MB after the pilot)"; empty where the system does not say.
+  /// built, 121.5 MB after the pilot)"; "of the process" after "memory"
+  /// where the peak could not be reset; empty where the system does not say.
   std::string report(const core::Comm& comm) const;
 
  private:
   std::array<std::uint64_t, kPhases> peak_{};
+  bool own_;  // the peak was reset as the run began
 };
 
 }  // namespace shoal::cli

@@ -29,6 +29,22 @@ TEST(PhasePeaks, ThePeakGrowsWithWhatTheProcessTouches) {
   EXPECT_EQ(peak_resident_bytes(), after) << "a peak does not fall when memory is given back";
 }
 
+TEST(PhasePeaks, ARunCountsFromItsOwnStart) {
+  // A process that runs several (shoal sweep --all): each run's peak is its
+  // own, not the largest of those before it.
+  const std::size_t bytes = std::size_t{96} << 20;
+  void* block = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(block, MAP_FAILED);
+  std::memset(block, 1, bytes);
+  ::munmap(block, bytes);
+  const std::uint64_t earlier = peak_resident_bytes();
+  PhasePeaks peaks;
+  EXPECT_LE(peak_resident_bytes() + bytes / 2, earlier) << "the peak was not reset";
+  peaks.end(PhasePeaks::kBuild);
+  const std::string line = peaks.report(core::Comm::self());
+  EXPECT_EQ(line.find("of the process"), std::string::npos) << line;
+}
+
 TEST(PhasePeaks, TheReportGivesThePeakAndHowFarItHadComeByEachPhase) {
   const core::Comm self = core::Comm::self();
   PhasePeaks none;
