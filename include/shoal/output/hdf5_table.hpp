@@ -30,6 +30,8 @@ struct Column {
 
 class Hdf5File {
  public:
+  /// Rows per chunk of every table (each chunk compressed on its own).
+  static constexpr std::size_t kChunkRows = 16384;
   /// Creates PATH.partial (truncating an old partial file). An existing PATH is
   /// an Error unless `force`.
   Hdf5File(const core::Comm& comm, const std::string& path, bool force);

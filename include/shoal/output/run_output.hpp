@@ -49,10 +49,9 @@ class RunOutput {
   /// in memory beside the results.
   template <class Row, class Make>
   void append_in_blocks(std::size_t table, std::size_t count, Make&& make) {
-    constexpr std::size_t kBlockRows = 16384;  // one chunk of the datasets (hdf5_table.cpp)
     std::vector<Row> rows;
-    for (std::size_t first = 0; first < count; first += kBlockRows) {
-      const std::size_t end = std::min(count, first + kBlockRows);
+    for (std::size_t first = 0; first < count; first += Hdf5File::kChunkRows) {
+      const std::size_t end = std::min(count, first + Hdf5File::kChunkRows);
       rows.clear();
       if (comm_.rank() == 0) make(first, end, rows);
       file_.append(table, rows.data(), rows.size());
