@@ -112,8 +112,11 @@ exec::RecorderOptions recording_for(const RunSetup& setup, bool record) {
   recording.compute_rows = record;
   recording.flow_rows = record && setup.output_flows;
   for (const exec::Milestone& m : setup.milestones) {
-    if (m.node && m.node->kind == work::NodeRef::Kind::kTask) {  // not phase-end, last-byte
+    if (!m.node) continue;  // phase-end, last-byte
+    if (m.node->kind == work::NodeRef::Kind::kTask) {
       recording.watched_tasks.push_back(work::TaskId{m.node->index});
+    } else {
+      recording.watched_coflows.push_back(work::CoflowId{m.node->index});
     }
   }
   return recording;
@@ -222,7 +225,7 @@ work::Dag::GrowthCheck dag_growth_guard(int ranks_on_node, const RunSetup& setup
     const std::uint64_t taken = resident > start ? resident - start : 0;
     const std::string what = "memory: building the workload took " + gib(taken) + " per rank by " +
                              std::to_string(dag.task_count()) + " tasks, " +
-                             std::to_string(dag.coflows().size()) + " coflows and " +
+                             std::to_string(dag.coflow_count()) + " coflows and " +
                              std::to_string(dag.flow_count()) + " flows, and it is not done";
     const std::string growth =
         growing > 0 ? " plus " + gib(growing) + " for an array about to grow" : std::string{};

@@ -9,6 +9,7 @@
 #include <optional>
 #include <sstream>
 
+#include "coflow_table.hpp"
 #include "commands.hpp"
 #include "memory_guard.hpp"
 #include "run_config.hpp"
@@ -38,11 +39,17 @@ double percentile(std::vector<Time> values, double q) {
   return static_cast<double>(values[i]);
 }
 
+// Long tables (training runs) go to the CSV only.
+constexpr std::size_t kTableRows = 100;
+
+/// `table`: every coflow's row where there are at most kTableRows
+/// (coflow_table); `output`: the CSV they were written to, if any.
 void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& r,
-            const std::string& output, const std::string& memory) {
+            const std::vector<NamedCoflowRow>& table, const std::string& output,
+            const std::string& memory) {
   const work::Dag& dag = setup.dag;
   fmt::print("run: {} GPUs ({}), {} coflows, {} flows, {} tasks\n", setup.fabric->gpu_count(),
-             setup.fabric->kind(), dag.coflows().size(), dag.flow_count(), dag.task_count());
+             setup.fabric->kind(), dag.coflow_count(), dag.flow_count(), dag.task_count());
   const double hops_per_rank_second =
       s.wall_seconds > 0 ? static_cast<double>(r.cell_hops) / s.wall_seconds / s.ranks : 0;
   fmt::print(
@@ -67,47 +74,29 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
         100.0 * s.sync_share_mean, 100.0 * s.sync_share_max, 100.0 * s.wait_share_mean);
   }
   if (!memory.empty()) fmt::print("  {}\n", memory);
-  const std::uint64_t unfinished = exec::unfinished_flows(dag, r);
-
-  std::ostringstream csv;
-  if (!output.empty()) {
-    csv << "id,name,type,job,iteration,micro_batch,layer,stage,flows,bytes,start_ps,end_ps,cct_"
-           "ps\n";
-  }
-  std::map<work::CoflowType, std::vector<Time>> ccts;
-  // Long tables (training runs) go to the CSV only.
-  constexpr std::size_t kTableRows = 100;
-  const bool table = dag.coflows().size() <= kTableRows;
-  if (table) {
+  const std::uint64_t unfinished = exec::unfinished_flows(r);
+  if (dag.coflow_count() <= kTableRows) {
     fmt::print("\n{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", "id", "name", "type",
                "flows", "bytes", "start", "end", "CCT");
   } else {
-    fmt::print("\n  {} coflows: the per-coflow table goes to the CSV (-o)\n", dag.coflows().size());
+    fmt::print("\n  {} coflows: the per-coflow table goes to the CSV (-o)\n", dag.coflow_count());
   }
-  for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
-    const work::Coflow& coflow = dag.coflows()[c];
-    const CoflowOutcome o = exec::coflow_outcome(dag, r, work::CoflowId{c});
-    const Time start = o.start, end = o.end, cct = o.cct();
-    const bool done = o.done, started = o.started();
-    const Bytes bytes = o.bytes;
-    if (cct >= 0) ccts[coflow.labels.type].push_back(cct);
-    if (table)
-      fmt::print("{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", c, coflow.name,
-                 work::coflow_type_name(coflow.labels.type), coflow.flow_count,
-                 format_bytes_short(bytes), started ? format_time(start) : "-",
-                 done ? format_time(end) : "-", cct >= 0 ? format_time(cct) : "-");
-    if (!output.empty()) {
-      const auto& l = coflow.labels;
-      csv << c << ',' << coflow.name << ',' << work::coflow_type_name(l.type) << ',' << l.job << ','
-          << l.iteration << ',' << l.micro_batch << ',' << l.layer << ',' << l.stage << ','
-          << coflow.flow_count << ',' << bytes << ',' << (started ? start : -1) << ','
-          << (done ? end : -1) << ',' << cct << '\n';
-    }
+  for (const NamedCoflowRow& named : table) {
+    const exec::CoflowRow& row = named.row;
+    const CoflowOutcome o = exec::coflow_outcome(row);
+    const Time cct = o.cct();
+    fmt::print("{:>6}  {:<24} {:<5} {:>6} {:>14} {:>14} {:>14} {:>14}\n", row.id, named.name,
+               work::coflow_type_name(row.labels.type), row.flow_count, format_bytes_short(o.bytes),
+               o.started() ? format_time(o.start) : "-", o.done ? format_time(o.end) : "-",
+               cct >= 0 ? format_time(cct) : "-");
   }
   fmt::print("\n");
-  for (const auto& [type, values] : ccts) {
-    fmt::print("  CCT {:<5} n={} p50 {} p99 {} max {}\n", work::coflow_type_name(type),
-               values.size(), format_time(static_cast<Time>(percentile(values, 0.5))),
+  for (std::size_t type = 0; type < work::kCoflowTypes; ++type) {
+    const std::vector<Time>& values = r.coflows.ccts[type];
+    if (values.empty()) continue;
+    fmt::print("  CCT {:<5} n={} p50 {} p99 {} max {}\n",
+               work::coflow_type_name(static_cast<work::CoflowType>(type)), values.size(),
+               format_time(static_cast<Time>(percentile(values, 0.5))),
                format_time(static_cast<Time>(percentile(values, 0.99))),
                format_time(*std::max_element(values.begin(), values.end())));
   }
@@ -133,16 +122,12 @@ void report(const RunSetup& setup, const core::RunSummary& s, const RunResults& 
     fmt::print("  {} flows did not finish{}\n", unfinished,
                setup.engine.end_time != kTimeInfinity ? " by the end time" : "");
   }
-  if (!output.empty()) {
-    core::write_file(output, "output", [&](std::ostream& out) { out << csv.view(); });
-    fmt::print("  coflows written to {}\n", output);
-  }
+  if (!output.empty()) fmt::print("  coflows written to {}\n", output);
 }
 
 /// Per training job: each iteration's time, and per GPU its compute, its
 /// exposed communication and the pipeline bubble of its schedule.
 void report_jobs(const RunSetup& setup, const RunResults& r) {
-  const work::Dag& dag = setup.dag;
   for (const work::JobSpec& job : setup.jobs) {
     const work::ParallelSpec& p = job.parallel;
     fmt::print(
@@ -151,7 +136,7 @@ void report_jobs(const RunSetup& setup, const RunResults& r) {
         job.id, job.model.name, p.gpus, p.first_gpu, p.tp,
         p.cp > 1 ? fmt::format(" CP {}", p.cp) : std::string(), p.pp, p.ep, p.dp, p.micro_batches,
         p.micro_batch_tokens);
-    const exec::IterationTimes times = exec::iteration_times(dag, r, job);
+    const exec::IterationTimes times = exec::iteration_times(r, job);
     const std::vector<Time>& start = times.start;
     const std::vector<Time>& end = times.end;
     // An iteration's time: from the previous one's end (its last parameter
@@ -240,10 +225,10 @@ bool check_outputs(const RunArgs& args, const RunSetup& setup, const std::string
 /// The per-policy comparison: phase end, iteration time, exposed communication,
 /// CCT per type, the ratio to fair, and the milestones with time saved.
 void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) {
-  const work::Dag& dag = setup.dag;
   std::uint32_t iterations = 1;
-  for (const work::Coflow& c : dag.coflows())
-    iterations = std::max(iterations, c.labels.iteration + 1);
+  for (const auto& [at, end] : outcomes.front().results.coflows.iterations) {
+    iterations = std::max(iterations, at.second + 1);
+  }
   const PolicyOutcome* fair = nullptr;
   for (const PolicyOutcome& o : outcomes) {
     if (o.name == "fair") fair = &o;
@@ -277,14 +262,12 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
   }
   fmt::print("\n  CCT per type (p50 / p99 / max)\n");
   for (const PolicyOutcome& o : outcomes) {
-    std::map<work::CoflowType, std::vector<Time>> ccts;
-    for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
-      const Time cct = exec::coflow_outcome(dag, o.results, work::CoflowId{c}).cct();
-      if (cct >= 0) ccts[dag.coflows()[c].labels.type].push_back(cct);
-    }
     std::string line;
-    for (const auto& [type, values] : ccts) {
-      line += fmt::format("  {} {} / {} / {}", work::coflow_type_name(type),
+    for (std::size_t type = 0; type < work::kCoflowTypes; ++type) {
+      const std::vector<Time>& values = o.results.coflows.ccts[type];
+      if (values.empty()) continue;
+      line += fmt::format("  {} {} / {} / {}",
+                          work::coflow_type_name(static_cast<work::CoflowType>(type)),
                           format_time(static_cast<Time>(percentile(values, 0.5))),
                           format_time(static_cast<Time>(percentile(values, 0.99))),
                           format_time(*std::max_element(values.begin(), values.end())));
@@ -302,7 +285,7 @@ void compare(const RunSetup& setup, const std::vector<PolicyOutcome>& outcomes) 
   };
   for (const exec::Milestone& m : setup.milestones) {
     row(m.label, [&](const PolicyOutcome& o) {
-      const Time t = exec::milestone_time(dag, o.results, m);
+      const Time t = exec::milestone_time(o.results, m);
       return t < 0 ? std::string("-") : format_time(t);
     });
   }
@@ -343,8 +326,9 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       }
     });
     // The rule the ranks' fragments share, once every rank has built its own,
-    // and the milestones' nodes. Then no name is looked up again, and no
-    // rank keeps the dependencies of coflows its GPUs send nothing in.
+    // and the milestones' nodes. Then no name is looked up again, no rank
+    // keeps the dependencies of coflows its GPUs send nothing in, nor the
+    // coflows its GPUs have no flow in.
     return ready && setup_everywhere(world, [&] {
              try {
                exec::check_sender_dependencies(world, setup.dag);
@@ -354,6 +338,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
              exec::find_milestones(world, setup.dag, setup.milestones);
              setup.dag.drop_names();
              setup.dag.drop_unsent_coflow_dependencies();
+             setup.dag.drop_unheld_coflows();
              core::release_free_heap();
            });
   };
@@ -448,12 +433,15 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
         }
         return 3;
       }
+      // The coflow CSV and the report's table, merged over the ranks (collective).
+      const std::string csv = hdf5 ? std::string() : output_for(output, name, several);
+      const std::vector<NamedCoflowRow> table =
+          coflow_table(world, setup.dag, model->recorder(), csv, kTableRows);
       peaks.end(PhasePeaks::kRun);
       const std::string memory = peaks.report(world);  // collective
       if (world.rank() != 0) return 0;
       fmt::print("{}policy: {}\n", several ? "\n" : "", name);
-      report(setup, summary, results, hdf5 ? std::string() : output_for(output, name, several),
-             memory);
+      report(setup, summary, results, table, csv, memory);
       if (h5) fmt::print("  results written to {}\n", written);
       if (h5 && results.link_util_width > setup.network.link_util_bin) {
         fmt::print(

@@ -165,7 +165,7 @@ int check(const core::Comm& world, const config::Sweep& sweep) {
     if (!ok) return 1;
     if (world.rank() == 0) {
       fmt::print("point {} ({}): ok, {} GPUs, {} coflows, {} flows\n", i, point.name,
-                 setup.fabric->gpu_count(), setup.dag.coflows().size(), setup.dag.flow_count());
+                 setup.fabric->gpu_count(), setup.dag.coflow_count(), setup.dag.flow_count());
     }
   }
   if (world.rank() == 0) {

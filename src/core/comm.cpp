@@ -241,6 +241,52 @@ void Comm::sum_all_in_place(std::span<std::uint64_t> values) const {
                 static_cast<MPI_Comm>(impl_->comm));
 }
 
+namespace {
+/// Each rank's count and where its items start, over `comm`: on every rank
+/// (`root` < 0) or on `root` alone.
+int counts_and_starts(MPI_Comm comm, int size, std::size_t mine, int root, std::vector<int>& counts,
+                      std::vector<int>& starts) {
+  if (mine > static_cast<std::size_t>(INT_MAX)) {
+    throw Error("internal: a gather of more than 2^31 values from one rank");
+  }
+  const int count = static_cast<int>(mine);
+  counts.assign(static_cast<std::size_t>(size), 0);
+  if (root < 0) {
+    MPI_Allgather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, comm);
+  } else {
+    MPI_Gather(&count, 1, MPI_INT, counts.data(), 1, MPI_INT, root, comm);
+  }
+  starts.assign(static_cast<std::size_t>(size), 0);
+  std::int64_t total = 0;
+  for (std::size_t r = 0; r < counts.size(); ++r) {
+    starts[r] = static_cast<int>(total);
+    total += counts[r];
+  }
+  if (total > INT_MAX) throw Error("internal: a gather of more than 2^31 values");
+  return static_cast<int>(total);
+}
+}  // namespace
+
+std::vector<std::uint64_t> Comm::all_gather(std::span<const std::uint64_t> in) const {
+  const auto comm = static_cast<MPI_Comm>(impl_->comm);
+  std::vector<int> counts, starts;
+  const int total = counts_and_starts(comm, size_, in.size(), -1, counts, starts);
+  std::vector<std::uint64_t> out(static_cast<std::size_t>(total));
+  MPI_Allgatherv(in.data(), static_cast<int>(in.size()), MPI_UINT64_T, out.data(), counts.data(),
+                 starts.data(), MPI_UINT64_T, comm);
+  return out;
+}
+
+std::vector<char> Comm::gather_to_root(std::span<const char> in) const {
+  const auto comm = static_cast<MPI_Comm>(impl_->comm);
+  std::vector<int> counts, starts;
+  const int total = counts_and_starts(comm, size_, in.size(), 0, counts, starts);
+  std::vector<char> out(rank_ == 0 ? static_cast<std::size_t>(total) : 0);
+  MPI_Gatherv(in.data(), static_cast<int>(in.size()), MPI_CHAR, out.data(), counts.data(),
+              starts.data(), MPI_CHAR, 0, comm);
+  return out;
+}
+
 void Comm::or_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
   if (in.empty()) return;
   mpi::all_reduce(impl_->comm, in.data(), static_cast<int>(in.size()), out.data(),

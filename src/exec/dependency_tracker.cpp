@@ -98,7 +98,7 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
     auto next = static_cast<std::uint32_t>(group_flows_.size());
     for (const GpuId gpu : here) {
       const std::uint32_t count = at[gpu];
-      groups_.push_back({work::CoflowId{c}, gpu, next, count});
+      groups_.push_back({dag.held_coflow_id(c), gpu, next, count});
       at[gpu] = next;
       next += count;
     }
@@ -157,8 +157,11 @@ DependencyTracker::DependencyTracker(const work::Dag& dag, const std::function<b
 }
 
 std::uint32_t DependencyTracker::slot_of(work::CoflowId coflow, GpuId g) const {
-  const auto first = slot_gpu_.begin() + coflow_slots_[coflow];
-  const auto last = slot_gpu_.begin() + coflow_slots_[coflow + 1];
+  // Another sender's dependency may be a coflow this rank holds no flow of.
+  if (!dag_.holds_coflow(coflow)) return kNoSlot;
+  const std::size_t c = dag_.coflow_slot(coflow);
+  const auto first = slot_gpu_.begin() + coflow_slots_[c];
+  const auto last = slot_gpu_.begin() + coflow_slots_[c + 1];
   const auto it = std::lower_bound(first, last, g);
   return it != last && *it == g ? static_cast<std::uint32_t>(it - slot_gpu_.begin()) : kNoSlot;
 }

@@ -61,7 +61,7 @@ void Executor::start_ready(core::Simulator& sim, net::Network& network, bool by_
   }
   for (const SenderGroupId group : starting_groups_) {
     const SenderGroup& g = tracker_.group(group);
-    const Time start = dag_.coflows()[g.coflow].earliest_start;
+    const Time start = dag_.coflow(g.coflow).earliest_start;
     if (initializing_) sim.act_as(gpu_node(g.gpu));
     if (start > sim.now()) {
       sim.send(gpu_node(g.gpu), start - sim.now(), tag(ExecEvent::kGroupStart), group);

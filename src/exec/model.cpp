@@ -32,7 +32,7 @@ void Model::initialize() {
 }
 
 void Model::check_outcome(const work::Dag& dag, const RunResults& r, Time end_time) {
-  const bool complete = unfinished_flows(dag, r) == 0;
+  const bool complete = unfinished_flows(r) == 0;
   if (end_time == kTimeInfinity && !complete) {
     throw Error("the run ended with flows unfinished and no end time: a deadlock");
   }

@@ -7,18 +7,34 @@
 
 namespace shoal::exec {
 
-CoflowOutcome coflow_outcome(const work::Dag& dag, const RunResults& r, work::CoflowId coflow) {
-  const work::Coflow& c = dag.coflows()[coflow];
+CoflowOutcome coflow_outcome(const CoflowRow& row) {
   CoflowOutcome o;
-  o.start = r.coflow_start[coflow];
-  o.end = std::max<Time>(0, r.coflow_end[coflow]);
-  o.done = r.coflow_flows_ended[coflow] == c.flow_count;
-  o.bytes = c.bytes;  // also where the rank no longer holds its flows
+  o.start = row.start;
+  o.end = std::max<Time>(0, row.end);
+  o.done = row.flows_ended == row.flow_count;
+  o.bytes = row.bytes;  // also where no rank holds its flows any more
   return o;
 }
 
-IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
-                               const work::JobSpec& job) {
+void summarize(std::span<const CoflowRow> rows, CoflowSummary& summary) {
+  for (const CoflowRow& row : rows) {
+    const CoflowOutcome o = coflow_outcome(row);
+    if (const Time cct = o.cct(); cct >= 0) {
+      summary.ccts[static_cast<std::size_t>(row.labels.type)].push_back(cct);
+    }
+    CoflowSummary::IterationEnd& it = summary.iterations[{row.labels.job, row.labels.iteration}];
+    it.end = std::max(it.end, row.end);
+    if (!o.done) it.unfinished = true;
+    summary.unfinished_flows += row.flow_count - row.flows_ended;
+    summary.last_end = std::max(summary.last_end, row.end);
+    const auto w = std::lower_bound(summary.watched.begin(), summary.watched.end(), row.id);
+    if (w != summary.watched.end() && *w == row.id) {
+      summary.watched_outcomes[static_cast<std::size_t>(w - summary.watched.begin())] = o;
+    }
+  }
+}
+
+IterationTimes iteration_times(const RunResults& r, const work::JobSpec& job) {
   const std::uint32_t n = job.parallel.iterations;
   IterationTimes t{std::vector<Time>(n, kTimeInfinity), std::vector<Time>(n, 0)};
   std::vector<bool> unfinished(n, false);
@@ -30,11 +46,13 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
     t.end[i] = std::max(t.end[i], r.job_iteration_end[first + i]);
     if (r.job_iteration_unfinished[first + i] != 0) unfinished[i] = true;
   }
-  for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
-    const work::CoflowLabels& l = dag.coflows()[c].labels;
-    if (l.job != job.id || l.iteration >= n) continue;
-    t.end[l.iteration] = std::max(t.end[l.iteration], r.coflow_end[c]);
-    if (r.coflow_flows_ended[c] != dag.coflows()[c].flow_count) unfinished[l.iteration] = true;
+  const auto& coflows = r.coflows.iterations;
+  for (auto it = coflows.lower_bound({job.id, 0}); it != coflows.end() && it->first.first == job.id;
+       ++it) {
+    const std::uint32_t i = it->first.second;
+    if (i >= n) break;
+    t.end[i] = std::max(t.end[i], it->second.end);
+    if (it->second.unfinished) unfinished[i] = true;
   }
   for (std::uint32_t i = 0; i < n; ++i) {
     if (t.start[i] == kTimeInfinity) t.start[i] = -1;
@@ -43,22 +61,13 @@ IterationTimes iteration_times(const work::Dag& dag, const RunResults& r,
   return t;
 }
 
-Time last_byte(const RunResults& r) {
-  Time end = -1;
-  for (const Time t : r.coflow_end) end = std::max(end, t);
-  return end;
-}
+Time last_byte(const RunResults& r) { return r.coflows.last_end; }
 
 Time phase_end(const RunResults& r) { return std::max({Time{0}, last_byte(r), r.last_task_end}); }
 
-std::uint64_t unfinished_flows(const work::Dag& dag, const RunResults& r) {
-  std::uint64_t left = 0;
-  for (std::uint32_t c = 0; c < dag.coflows().size(); ++c)
-    left += dag.coflows()[c].flow_count - r.coflow_flows_ended[c];
-  return left;
-}
+std::uint64_t unfinished_flows(const RunResults& r) { return r.coflows.unfinished_flows; }
 
-Time milestone_time(const work::Dag& dag, const RunResults& r, const Milestone& m) {
+Time milestone_time(const RunResults& r, const Milestone& m) {
   if (m.at == "phase-end") return phase_end(r);
   if (m.at == "last-byte") return last_byte(r);
   if (!m.node) throw Error("internal: milestone " + m.at + " was not found in the workload");
@@ -77,7 +86,14 @@ Time milestone_time(const work::Dag& dag, const RunResults& r, const Milestone& 
     const Time ended = watched ? r.watched_end[i] : r.task_end[node.index];
     return start ? (begun == kTimeInfinity ? -1 : begun) : ended;
   }
-  const CoflowOutcome o = coflow_outcome(dag, r, work::CoflowId{node.index});
+  const std::vector<std::uint32_t>& watched = r.coflows.watched;
+  const auto it = std::lower_bound(watched.begin(), watched.end(), node.index);
+  if (it == watched.end() || *it != node.index) {
+    throw Error("internal: a milestone on coflow " + m.at.substr(0, m.at.rfind('.')) +
+                ", which the run did not watch");
+  }
+  const CoflowOutcome o =
+      r.coflows.watched_outcomes[static_cast<std::size_t>(it - watched.begin())];
   if (start) return o.started() ? o.start : -1;
   return o.done ? o.end : -1;
 }

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <span>
 
+#include "shoal/exec/coflow_rows.hpp"
+#include "shoal/exec/outcomes.hpp"
+
 namespace shoal::exec {
 
 Recorder::Recorder(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator& sim,
@@ -53,7 +56,8 @@ void Recorder::record_unfinished() {
         }
         const Time at = flow_start_[start_slot(f)];
         const Time start = at == kTimeInfinity ? -1 : at;
-        flow_records_.push_back({f, c, flow.src, flow.dst, flow.bytes, start, -1});
+        flow_records_.push_back(
+            {f, dag_.held_coflow_id(c), flow.src, flow.dst, flow.bytes, start, -1});
       });
     }
   }
@@ -81,6 +85,30 @@ void to_root(const core::Comm& comm, const std::vector<Time>& mine, bool earlies
 }
 }  // namespace
 
+void Recorder::coflow_results(const core::Comm& comm, RunResults& r) const {
+  CoflowSummary& summary = r.coflows;
+  for (const work::CoflowId c : options_.watched_coflows) summary.watched.push_back(c);
+  std::sort(summary.watched.begin(), summary.watched.end());
+  summary.watched.erase(std::unique(summary.watched.begin(), summary.watched.end()),
+                        summary.watched.end());
+  summary.watched_outcomes.assign(summary.watched.size(), CoflowOutcome{});
+  const bool root = comm.rank() == 0;
+  if (options_.coflow_times && root) {
+    r.coflow_start.reserve(dag_.coflow_count());
+    r.coflow_end.reserve(dag_.coflow_count());
+    r.coflow_flows_ended.reserve(dag_.coflow_count());
+  }
+  merge_coflow_rows(comm, dag_, *this, {}, [&](std::span<const CoflowRow> rows) {
+    summarize(rows, summary);
+    if (!options_.coflow_times) return;
+    for (const CoflowRow& row : rows) {
+      r.coflow_start.push_back(row.start);
+      r.coflow_end.push_back(row.end);
+      r.coflow_flows_ended.push_back(row.flows_ended);
+    }
+  });
+}
+
 RunResults Recorder::results(const core::Comm& comm, net::Network& network) const {
   RunResults r;
   auto gather = [&](const std::vector<Time>& mine, bool earliest, std::vector<Time>& out) {
@@ -88,10 +116,7 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
   };
   if (options_.flow_starts) gather(flow_start_, true, r.flow_start);
   if (options_.flow_ends) gather(flow_end_, false, r.flow_end);
-  gather(coflow_start_, true, r.coflow_start);
-  gather(coflow_end_, false, r.coflow_end);
-  r.coflow_flows_ended.assign(comm.rank() == 0 ? coflow_flows_ended_.size() : 0, 0);
-  comm.sum_to_root(coflow_flows_ended_, r.coflow_flows_ended);
+  coflow_results(comm, r);
   task_results(comm, r);
   // Each GPU's figures are non-zero on its rank only.
   gather(gpu_busy_, false, r.gpu_busy);

@@ -73,8 +73,9 @@ Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator
 SentFlow Nic::start(LinkId link, work::FlowId flow, work::CoflowId coflow, Bytes bytes,
                     const core::Simulator& sim) {
   const auto s = static_cast<SentFlow>(sent_.size());
-  const std::uint32_t key = coflow_key_[coflow];
-  sent_.push_back({flow, key, static_cast<std::uint64_t>(bytes), coflow_class_[coflow]});
+  const std::size_t c = dag_.coflow_slot(coflow);
+  const std::uint32_t key = coflow_key_[c];
+  sent_.push_back({flow, key, static_cast<std::uint64_t>(bytes), coflow_class_[c]});
   if (guarded()) last_served_.push_back(sim.now());
   join(link, key, s, sim);
   return s;

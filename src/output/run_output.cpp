@@ -14,7 +14,7 @@ using exec::ComputeRecord;
 using exec::FlowRecord;
 using Type = Column::Type;
 
-struct CoflowRow {
+struct CoflowTableRow {
   std::uint32_t id, job, iteration, micro_batch, layer, stage;
   std::uint8_t type, cls;
   std::uint32_t key, flows;
@@ -77,15 +77,18 @@ RunOutput::RunOutput(const core::Comm& comm, const std::string& path, bool force
       ps);
   file_.attribute("compute", "kind_names", std::string("other,fwd,bwd,optimizer"));
   coflows_table_ = file_.add_table(
-      "coflows", sizeof(CoflowRow),
-      {SHOAL_COLUMN(CoflowRow, id, Type::kU32), SHOAL_COLUMN(CoflowRow, job, Type::kU32),
-       SHOAL_COLUMN(CoflowRow, iteration, Type::kU32),
-       SHOAL_COLUMN(CoflowRow, micro_batch, Type::kU32), SHOAL_COLUMN(CoflowRow, layer, Type::kU32),
-       SHOAL_COLUMN(CoflowRow, stage, Type::kU32), SHOAL_COLUMN(CoflowRow, type, Type::kU8),
-       SHOAL_COLUMN(CoflowRow, key, Type::kU32),
-       Column{"class", offsetof(CoflowRow, cls), Type::kU8},
-       SHOAL_COLUMN(CoflowRow, flows, Type::kU32), SHOAL_COLUMN(CoflowRow, bytes, Type::kI64),
-       SHOAL_COLUMN(CoflowRow, start_ps, Type::kI64), SHOAL_COLUMN(CoflowRow, end_ps, Type::kI64)},
+      "coflows", sizeof(CoflowTableRow),
+      {SHOAL_COLUMN(CoflowTableRow, id, Type::kU32), SHOAL_COLUMN(CoflowTableRow, job, Type::kU32),
+       SHOAL_COLUMN(CoflowTableRow, iteration, Type::kU32),
+       SHOAL_COLUMN(CoflowTableRow, micro_batch, Type::kU32),
+       SHOAL_COLUMN(CoflowTableRow, layer, Type::kU32),
+       SHOAL_COLUMN(CoflowTableRow, stage, Type::kU32),
+       SHOAL_COLUMN(CoflowTableRow, type, Type::kU8), SHOAL_COLUMN(CoflowTableRow, key, Type::kU32),
+       Column{"class", offsetof(CoflowTableRow, cls), Type::kU8},
+       SHOAL_COLUMN(CoflowTableRow, flows, Type::kU32),
+       SHOAL_COLUMN(CoflowTableRow, bytes, Type::kI64),
+       SHOAL_COLUMN(CoflowTableRow, start_ps, Type::kI64),
+       SHOAL_COLUMN(CoflowTableRow, end_ps, Type::kI64)},
       ps);
   file_.attribute("coflows", "type_names", std::string("EP,PP,DP,TP,OTHER,CP"));
   iterations_table_ = file_.add_table("iterations", sizeof(IterationRow),
@@ -205,25 +208,29 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
   model.recorder().record_unfinished();
   append_records(model.recorder());
   const work::Dag& dag = setup.dag;
-  // The reduced results live on rank 0.
-  append_in_blocks<CoflowRow>(
-      coflows_table_, dag.coflows().size(),
-      [&](std::size_t first, std::size_t end, std::vector<CoflowRow>& rows) {
-        for (auto c = static_cast<std::uint32_t>(first); c < end; ++c) {
-          const work::Coflow& coflow = dag.coflows()[c];
-          const work::CoflowLabels& l = coflow.labels;
-          const exec::CoflowOutcome o = exec::coflow_outcome(dag, r, work::CoflowId{c});
-          rows.push_back({c, l.job, l.iteration, l.micro_batch, l.layer, l.stage,
-                          static_cast<std::uint8_t>(l.type), priorities.cls[c], priorities.key[c],
-                          coflow.flow_count, o.bytes, o.start == kTimeInfinity ? -1 : o.start,
-                          o.done ? o.end : -1});
+  // Each block's rows, merged from the ranks that hold its coflows, on rank 0.
+  std::vector<CoflowTableRow> table;
+  exec::CoflowRowOptions rows;
+  rows.key = priorities.key;
+  rows.cls = priorities.cls;
+  rows.block = Hdf5File::kChunkRows;
+  exec::merge_coflow_rows(
+      comm_, dag, model.recorder(), rows, [&](std::span<const exec::CoflowRow> block) {
+        table.clear();
+        for (const exec::CoflowRow& row : block) {
+          const work::CoflowLabels& l = row.labels;
+          const exec::CoflowOutcome o = exec::coflow_outcome(row);
+          table.push_back({row.id, l.job, l.iteration, l.micro_batch, l.layer, l.stage,
+                           static_cast<std::uint8_t>(l.type), row.cls, row.key, row.flow_count,
+                           o.bytes, o.start == kTimeInfinity ? -1 : o.start, o.done ? o.end : -1});
         }
+        file_.append(coflows_table_, table.data(), table.size());
       });
   std::vector<IterationRow> iterations;
   if (comm_.rank() == 0) {
     for (const work::JobSpec& job : setup.jobs) {
       const work::ParallelSpec& p = job.parallel;
-      const exec::IterationTimes times = exec::iteration_times(dag, r, job);
+      const exec::IterationTimes times = exec::iteration_times(r, job);
       const std::vector<Time>& start = times.start;
       const std::vector<Time>& end = times.end;
       for (std::uint32_t i = 0; i < p.iterations; ++i) {

@@ -57,6 +57,30 @@ namespace {
 
 using Key = std::array<std::uint64_t, 5>;
 
+/// A fragment that keeps only its own coflows (work::Dag::drop_unheld_coflows)
+/// learns what every rank's coflows add to a fact that spans them: the
+/// collective over `comm` a whole DAG does without.
+bool spans_ranks(const work::Dag& dag, const core::Comm* comm) {
+  if (!dag.coflows_dropped()) return false;
+  if (comm == nullptr) throw Error("internal: a fragment's coflow keys asked without its ranks");
+  return true;
+}
+
+/// Every rank's `items` of `Width` words, end to end (collective over `comm`).
+template <std::size_t Width>
+std::vector<std::array<std::uint64_t, Width>> gather_all(
+    const core::Comm& comm, const std::vector<std::array<std::uint64_t, Width>>& items) {
+  std::vector<std::uint64_t> words;
+  words.reserve(items.size() * Width);
+  for (const auto& item : items) words.insert(words.end(), item.begin(), item.end());
+  const std::vector<std::uint64_t> all = comm.all_gather(words);
+  std::vector<std::array<std::uint64_t, Width>> out(all.size() / Width);
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    std::copy_n(all.begin() + static_cast<std::ptrdiff_t>(i * Width), Width, out[i].begin());
+  }
+  return out;
+}
+
 /// Jobs ranked by GPU intensity, highest first (ties: lower job id first).
 /// A fragment's GPUs are counted by the rank that owns them (it holds every
 /// flow to or from them) and summed over `comm`.
@@ -101,6 +125,16 @@ std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
     comm->sum_all(v, all);
     v = std::move(all);
   };
+  // Every rank's jobs, where each holds only its own coflows: the ranks then
+  // sum the same jobs' compute in the same order.
+  if (spans_ranks(dag, comm)) {
+    std::vector<std::array<std::uint64_t, 2>> mine;
+    for (const auto& [job, load] : jobs) mine.push_back({job, load.iterations});
+    for (const auto& [job, iterations] : gather_all(*comm, mine)) {
+      JobLoad& load = jobs[static_cast<std::uint32_t>(job)];
+      load.iterations = std::max(load.iterations, static_cast<std::uint32_t>(iterations));
+    }
+  }
   for (std::vector<std::uint64_t>* v : {&job_of, &sent, &received}) sum_over_ranks(*v);
   if (!conflict.empty()) throw Error(conflict);
   // Each job's compute in whole picoseconds, over the tasks this DAG holds
@@ -108,7 +142,7 @@ std::map<std::uint32_t, std::uint32_t> crux_job_ranks(const work::Dag& dag,
   // integer at any rank count.
   for (const work::ComputeTask& t : dag.tasks()) {
     if (t.gpu >= gpus || job_of[t.gpu] == 0) continue;  // a GPU without flows: no job to charge
-    // Every rank has every coflow's job, so none adds a job the others lack.
+    // Every rank has every job (gathered above), so none adds one the others lack.
     const auto it = jobs.find(static_cast<std::uint32_t>(job_of[t.gpu] - 1));
     if (it != jobs.end()) it->second.compute += static_cast<std::uint64_t>(t.duration);
   }
@@ -167,6 +201,15 @@ std::vector<std::uint32_t> coflow_keys(const work::Dag& dag, const topo::Fabric&
     auto& m = last_mid[{c.labels.job, c.labels.iteration}];
     m = std::max(m, c.labels.micro_batch);
   }
+  const bool spans = spans_ranks(dag, comm);
+  if (spans) {
+    std::vector<std::array<std::uint64_t, 3>> mine;
+    for (const auto& [at, mid] : last_mid) mine.push_back({at.first, at.second, mid});
+    for (const auto& [job, iteration, mid] : gather_all(*comm, mine)) {
+      auto& m = last_mid[{static_cast<std::uint32_t>(job), static_cast<std::uint32_t>(iteration)}];
+      m = std::max(m, static_cast<std::uint32_t>(mid));
+    }
+  }
   std::vector<Key> keys(coflows.size());
   for (std::size_t i = 0; i < coflows.size(); ++i) {
     const work::CoflowLabels& l = coflows[i].labels;
@@ -199,6 +242,12 @@ std::vector<std::uint32_t> coflow_keys(const work::Dag& dag, const topo::Fabric&
   std::vector<Key> distinct = keys;
   std::sort(distinct.begin(), distinct.end());
   distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  // A key's rank counts the keys below it on every rank.
+  if (spans) {
+    distinct = gather_all(*comm, distinct);
+    std::sort(distinct.begin(), distinct.end());
+    distinct.erase(std::unique(distinct.begin(), distinct.end()), distinct.end());
+  }
   std::vector<std::uint32_t> ranks(coflows.size());
   for (std::size_t i = 0; i < coflows.size(); ++i) {
     ranks[i] = static_cast<std::uint32_t>(
@@ -215,6 +264,8 @@ CoflowPriorities coflow_priorities(const work::Dag& dag, const topo::Fabric& fab
   const std::vector<std::uint32_t> ranks = coflow_keys(dag, fabric, config, comm);
   std::uint32_t keys = 1;
   for (const std::uint32_t r : ranks) keys = std::max(keys, r + 1);
+  // The distinct keys of every rank's coflows, where each holds its own.
+  if (spans_ranks(dag, comm)) keys = static_cast<std::uint32_t>(comm->max(std::int64_t{keys}));
   CoflowPriorities p;
   p.key.resize(ranks.size());
   p.cls.resize(ranks.size());

@@ -172,6 +172,38 @@ void Dag::drop_unsent_coflow_dependencies() {
   unsent_dropped_ = true;
 }
 
+void Dag::drop_unheld_coflows() {
+  if (whole_ || coflows_dropped_) return;
+  if (!unsent_dropped_ || !names_dropped_) {
+    throw Error("internal: coflows dropped before their dependencies and names");
+  }
+  std::size_t held = 0;
+  for (const Coflow& c : coflows_) held += flows_of(c).empty() ? 0 : 1;
+  // The held coflows' and tasks' names move to an arena of their own; the
+  // old one, with every other coflow's, goes whole.
+  StableArena<char> names;
+  auto keep_name = [&](std::string_view& name) {
+    const std::span<const char> chars = names.copy(name);
+    name = {chars.data(), chars.size()};
+  };
+  std::vector<Coflow> kept;
+  kept.reserve(held);
+  held_coflows_.clear();
+  held_coflow_ids_.reserve(held);
+  for (std::uint32_t i = 0; i < coflows_.size(); ++i) {
+    const bool holds = !flows_of(coflows_[i]).empty();
+    held_coflows_.add(holds);
+    if (!holds) continue;
+    kept.push_back(coflows_[i]);
+    keep_name(kept.back().name);
+    held_coflow_ids_.push_back(i);
+  }
+  for (ComputeTask& t : tasks_) keep_name(t.name);
+  coflows_ = std::move(kept);
+  name_chars_ = std::move(names);
+  coflows_dropped_ = true;
+}
+
 NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earliest_start,
                         std::span<const Flow> flows, std::vector<std::string> after) {
   Bytes bytes = 0;
@@ -248,7 +280,10 @@ std::optional<NodeRef> Dag::find(std::string_view name) const {
 }
 
 std::string_view Dag::name(NodeRef node) const {
-  if (node.kind == NodeRef::Kind::kCoflow) return coflows_[node.index].name;
+  if (node.kind == NodeRef::Kind::kCoflow) {
+    const CoflowId c{node.index};
+    return holds_coflow(c) ? coflow(c).name : kDroppedCoflowName;
+  }
   if (holds_task(TaskId{node.index})) return tasks_[task_slot(TaskId{node.index})].name;
   if (names_dropped_) return kDroppedName;
   const std::string_view name = foreign_name(foreign_slot(node.index));
@@ -319,7 +354,7 @@ void Dag::resolve() {
 CoflowId Dag::coflow_of(FlowId flow) const {
   const auto it = std::upper_bound(coflows_.begin(), coflows_.end(), flow,
                                    [](FlowId f, const Coflow& c) { return f < c.first_flow; });
-  return CoflowId{static_cast<std::uint32_t>(it - coflows_.begin() - 1)};
+  return held_coflow_id(static_cast<std::size_t>(it - coflows_.begin() - 1));
 }
 
 GpuId Dag::gpus_used() const { return std::max(flow_gpus_used_, task_gpus_used_); }
@@ -348,7 +383,7 @@ void Dag::mark_senders(const Coflow& c, SenderMarks& marks) const {
 
 bool Dag::concerns_a_sender(NodeRef dep, const SenderMarks& marks) const {
   if (dep.kind == NodeRef::Kind::kTask) return marks.marked(task_gpu(TaskId{dep.index}));
-  for (const Flow& f : flows_of(coflows_[dep.index])) {
+  for (const Flow& f : flows_of(coflow(CoflowId{dep.index}))) {
     if (marks.marked(f.src) || marks.marked(f.dst)) return true;
   }
   return false;

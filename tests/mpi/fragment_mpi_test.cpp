@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -40,18 +41,23 @@ struct Fragment {
   topo::Fabric fabric = fat_tree_64();
   work::Dag whole, part;
   core::Partition partition;
+  work::JobSpec job = small_moe();  // as generate() completes it
 
   Fragment(const core::Comm& world, const net::NetworkOptions& network)
       : partition(topo::partition_fabric(fabric, world.size(), "topology")) {
-    work::JobSpec job = small_moe();
     whole = generate(job, 64);
+    build(world, network, part);
+  }
+
+  /// This rank's fragment, checked with the other ranks'.
+  void build(const core::Comm& world, const net::NetworkOptions& network, work::Dag& dag) const {
     if (world.size() > 1) {
-      part.set_fragment(rank_fragment(fabric, network, partition, world.rank()));
+      dag.set_fragment(rank_fragment(fabric, network, partition, world.rank()));
     }
-    work::add_training_job(job, part);
-    part.resolve();
-    part.validate(64);
-    check_sender_dependencies(world, part);
+    work::add_training_job(job, dag);
+    dag.resolve();
+    dag.validate(64);
+    check_sender_dependencies(world, dag);
   }
 };
 
@@ -59,7 +65,7 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
   const core::Comm world = core::Comm::world();
   const net::NetworkOptions network;
   const Fragment fragment(world, network);
-  const auto& [fabric, whole, part, partition] = fragment;
+  const auto& [fabric, whole, part, partition, job] = fragment;
   if (world.size() == 1) {
     EXPECT_TRUE(part.whole());
     return;
@@ -238,7 +244,7 @@ TEST(FragmentMpi, CruxWeighsTheComputeOfEveryRanksTasks) {
 TEST(FragmentMpi, TheRanksFindTheMilestonesOfOtherRanksTasks) {
   const core::Comm world = core::Comm::world();
   const Fragment fragment(world, net::NetworkOptions{});
-  const auto& [fabric, whole, part, partition] = fragment;
+  const auto& [fabric, whole, part, partition, job] = fragment;
   // Every GPU's first task and last optimizer step: on several ranks, each
   // rank misses some of them.
   std::vector<Milestone> milestones;
@@ -281,7 +287,7 @@ TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
   network.cell_size = 64 * 1024;
   network.check = true;
   const Fragment fragment(world, network);
-  const auto& [fabric, whole, part, partition] = fragment;
+  const auto& [fabric, whole, part, partition, job] = fragment;
   if (world.size() > 1) {
     ASSERT_FALSE(part.whole());
   }
@@ -320,6 +326,60 @@ TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
             sched::coflow_keys(whole, fabric, crux));
   if (world.rank() == 0) {
     EXPECT_EQ(b.results.bytes_delivered, whole.total_bytes());
+  }
+}
+
+TEST(FragmentMpi, ARankThatKeepsOnlyItsCoflowsRunsAsTheWholeDag) {
+  // As `shoal run` keeps a fragment: each rank drops the coflows its GPUs
+  // have no flow in. The policy's keys, learned from every rank, and the
+  // results, merged from the ranks that hold each coflow, are the whole DAG's.
+  const core::Comm world = core::Comm::world();
+  net::NetworkOptions network;
+  network.cell_size = 64 * 1024;
+  network.check = true;
+  const Fragment fragment(world, network);
+  work::Dag own;
+  fragment.build(world, network, own);
+  own.drop_names();
+  own.drop_unsent_coflow_dependencies();
+  own.drop_unheld_coflows();
+  const work::Dag& whole = fragment.whole;
+  if (world.size() > 1) {
+    ASSERT_TRUE(own.coflows_dropped());
+    EXPECT_LT(own.coflows().size(), whole.coflows().size()) << "every coflow kept: tests nothing";
+  }
+  EXPECT_EQ(own.coflow_count(), whole.coflows().size());
+  for (const std::string policy : {"hermod", "crux+hermod"}) {
+    SCOPED_TRACE(policy);
+    sched::PolicyConfig config;
+    sched::parse_policy_name(policy, config);
+    config.classes = 2;
+    const sched::CoflowPriorities all = sched::coflow_priorities(whole, fragment.fabric, config);
+    const sched::CoflowPriorities mine =
+        sched::coflow_priorities(own, fragment.fabric, config, &world);
+    ASSERT_EQ(mine.key.size(), own.coflows().size());
+    EXPECT_EQ(mine.keys, all.keys);
+    for (std::size_t slot = 0; slot < own.coflows().size(); ++slot) {
+      const std::size_t id = own.held_coflow_id(slot);
+      EXPECT_EQ(mine.key[slot], all.key[id]) << "coflow " << id;
+      EXPECT_EQ(mine.cls[slot], all.cls[id]) << "coflow " << id;
+    }
+    RecorderOptions recording;
+    recording.watched_coflows = {work::CoflowId{3}, work::CoflowId{0}};
+    const test::OneRankRun a =
+        test::run_on(world, "topology", fragment.fabric, whole, network, {}, {all.key, all.cls},
+                     true, kTimeInfinity, core::EventOrder::kTime, recording);
+    const test::OneRankRun b =
+        test::run_on(world, "topology", fragment.fabric, own, network, {}, {mine.key, mine.cls},
+                     true, kTimeInfinity, core::EventOrder::kTime, recording);
+    test::expect_same_results(a, b);
+    EXPECT_EQ(b.events, a.events);
+    if (world.rank() == 0) {
+      ASSERT_EQ(b.results.coflow_end.size(), whole.coflows().size());
+      ASSERT_EQ(b.results.coflows.watched_outcomes.size(), 2u);
+      EXPECT_EQ(b.results.coflows.watched_outcomes[1].end, b.results.coflow_end[3]);
+      EXPECT_EQ(b.results.coflows.unfinished_flows, 0u);
+    }
   }
 }
 

@@ -67,11 +67,16 @@ void expect_same_as_serial(const Case& c) {
     EXPECT_EQ(other->results.bytes_delivered, serial.results.bytes_delivered);
     EXPECT_EQ(other->results.cell_hops, serial.results.cell_hops);
   }
-  for (const test::OneRankRun* other : {&early, &events_only, &coflows_only}) {
+  for (const test::OneRankRun* other : {&early, &events_only}) {
     EXPECT_EQ(other->results.coflow_start, serial.results.coflow_start);
     EXPECT_EQ(other->results.coflow_end, serial.results.coflow_end);
     EXPECT_EQ(other->results.coflow_flows_ended, serial.results.coflow_flows_ended);
   }
+  for (const test::OneRankRun* other : {&early, &events_only, &coflows_only}) {
+    EXPECT_TRUE(other->results.coflows == serial.results.coflows) << "coflow summaries differ";
+  }
+  ASSERT_FALSE(serial.results.coflows.iterations.empty());
+  EXPECT_TRUE(coflows_only.results.coflow_start.empty());
   EXPECT_TRUE(coflows_only.results.flow_end.empty());
   // Without every task's times, what the reports need of them.
   EXPECT_TRUE(coflows_only.results.task_end.empty());

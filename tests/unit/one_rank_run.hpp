@@ -90,6 +90,7 @@ inline void expect_same_results(const OneRankRun& a, const OneRankRun& b) {
   EXPECT_EQ(b.results.coflow_start, a.results.coflow_start);
   EXPECT_EQ(b.results.coflow_end, a.results.coflow_end);
   EXPECT_EQ(b.results.coflow_flows_ended, a.results.coflow_flows_ended);
+  EXPECT_TRUE(b.results.coflows == a.results.coflows) << "the coflows' summaries differ";
   EXPECT_EQ(b.results.task_start, a.results.task_start);
   EXPECT_EQ(b.results.task_end, a.results.task_end);
   EXPECT_EQ(b.results.job_iteration_start, a.results.job_iteration_start);

@@ -86,6 +86,10 @@ class Comm {
   void sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
   /// The same, summed into `values` (no second buffer of their size).
   void sum_all_in_place(std::span<std::uint64_t> values) const;
+  /// Every rank's `in`, end to end in rank order, on every rank.
+  std::vector<std::uint64_t> all_gather(std::span<const std::uint64_t> in) const;
+  /// Every rank's `in`, end to end in rank order, on rank 0 (empty elsewhere).
+  std::vector<char> gather_to_root(std::span<const char> in) const;
   /// Element-wise bitwise or on every rank.
   void or_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
   /// Element-wise minimum / maximum onto rank 0.

@@ -8,22 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "shoal/exec/coflow_rows.hpp"
 #include "shoal/exec/run_results.hpp"
 #include "shoal/work/dag.hpp"
 #include "shoal/work/training_job.hpp"
 
 namespace shoal::exec {
 
-struct CoflowOutcome {
-  Time start = kTimeInfinity;  // its first flow's start (kTimeInfinity: none started)
-  Time end = 0;                // its last flow's end
-  bool done = true;            // every flow finished
-  Bytes bytes = 0;
-  bool started() const { return start != kTimeInfinity; }
-  Time cct() const { return done && started() ? end - start : -1; }
-};
-
-CoflowOutcome coflow_outcome(const work::Dag& dag, const RunResults& r, work::CoflowId coflow);
+CoflowOutcome coflow_outcome(const CoflowRow& row);
+/// Adds a block of merged rows (merge_coflow_rows) to `summary`, with the
+/// outcomes of the coflows it watches.
+void summarize(std::span<const CoflowRow> rows, CoflowSummary& summary);
 
 /// Per iteration of a job: its first task's start (-1: none started), and its
 /// end, its last task or coflow, the parameter all-gathers included (-1 until
@@ -32,14 +27,14 @@ struct IterationTimes {
   std::vector<Time> start, end;
 };
 
-IterationTimes iteration_times(const work::Dag& dag, const RunResults& r, const work::JobSpec& job);
+IterationTimes iteration_times(const RunResults& r, const work::JobSpec& job);
 
 /// The last task or flow end.
 Time phase_end(const RunResults& r);
 /// The last flow end (-1: none ended).
 Time last_byte(const RunResults& r);
 /// Flows that did not finish.
-std::uint64_t unfinished_flows(const work::Dag& dag, const RunResults& r);
+std::uint64_t unfinished_flows(const RunResults& r);
 
 /// A time the report names: "NAME.start" / "NAME.end" of a task or coflow,
 /// "phase-end" (the last task or flow end) or "last-byte" (the last flow end).
@@ -55,6 +50,6 @@ struct Milestone {
 };
 
 /// The milestone's time, or -1 if it was not reached.
-Time milestone_time(const work::Dag& dag, const RunResults& r, const Milestone& m);
+Time milestone_time(const RunResults& r, const Milestone& m);
 
 }  // namespace shoal::exec

@@ -34,9 +34,15 @@ struct RecorderOptions {
   /// task_end), 16 bytes per task on every rank and on rank 0; otherwise
   /// only per job and iteration, and for the tasks watched.
   bool task_times = true;
+  /// Every coflow's times by CoflowId on rank 0 (RunResults::coflow_start,
+  /// coflow_end, coflow_flows_ended), 24 bytes a coflow; the reports take
+  /// RunResults::coflows, summed up a block of coflows at a time.
+  bool coflow_times = true;
   /// Tasks whose start and end the results carry either way (RunResults::
   /// watched_tasks): those a config's milestones name.
   std::vector<work::TaskId> watched_tasks;
+  /// Coflows whose outcome RunResults::coflows carries: those milestones name.
+  std::vector<work::CoflowId> watched_coflows;
   /// A row per compute task for the output file.
   bool compute_rows = false;
   /// A row per flow for the output file's flows table.
@@ -46,13 +52,14 @@ struct RecorderOptions {
   /// flow's start (the weighted partition's pilot).
   bool group_starts = false;
 
-  /// Each coflow's times, and the tasks' per job and iteration, as the CLI's
-  /// runs keep them.
+  /// The coflows' summary, and the tasks' times per job and iteration, as
+  /// the CLI's runs keep them.
   static RecorderOptions coflows_only() {
     RecorderOptions options;
     options.flow_starts = false;
     options.flow_ends = false;
     options.task_times = false;
+    options.coflow_times = false;
     return options;
   }
 };
@@ -65,7 +72,8 @@ class Recorder {
   /// A flow of `coflow` starts at its sender.
   void flow_started(work::FlowId flow, work::CoflowId coflow, Time now) {
     if (!flow_start_.empty()) flow_start_[start_slot(flow)] = now;
-    coflow_start_[coflow] = std::min(coflow_start_[coflow], now);
+    Time& start = coflow_start_[dag_.coflow_slot(coflow)];
+    start = std::min(start, now);
   }
   /// The flow's last byte reached its receiver.
   void flow_ended(work::FlowId flow, work::CoflowId coflow, Time now) {
@@ -74,10 +82,11 @@ class Recorder {
         invariant_violated(now, "flow " + std::to_string(flow) + " ended twice");
       flow_end_[flow] = now;
     }
-    if (++coflow_flows_ended_[coflow] > dag_.coflows()[coflow].flow_count) [[unlikely]]
+    const std::size_t slot = dag_.coflow_slot(coflow);
+    if (++coflow_flows_ended_[slot] > dag_.coflows()[slot].flow_count) [[unlikely]]
       invariant_violated(now,
                          "coflow " + std::to_string(coflow) + " had more flows end than it has");
-    coflow_end_[coflow] = std::max(coflow_end_[coflow], now);
+    coflow_end_[slot] = std::max(coflow_end_[slot], now);
   }
   /// Its sender learned it is done: its row (the receiver's end time, `received_at`).
   void flow_acknowledged(work::FlowId flow, work::CoflowId coflow, Time received_at) {
@@ -122,6 +131,11 @@ class Recorder {
   /// where it did not start here.
   std::span<const Time> flow_starts() const { return flow_start_; }
   std::span<const Time> task_starts() const { return task_start_; }
+  /// By held coflow (Dag::coflow_slot), over this rank's flows: the first
+  /// start, the last end, the flows ended (exec/coflow_rows.hpp merges them).
+  std::span<const Time> coflow_starts() const { return coflow_start_; }
+  std::span<const Time> coflow_ends() const { return coflow_end_; }
+  std::span<const std::uint64_t> coflow_flows_ended() const { return coflow_flows_ended_; }
   /// By sender group, where group starts are kept.
   std::span<const Time> group_starts() const { return group_start_; }
 
@@ -145,7 +159,7 @@ class Recorder {
   std::size_t start_slot(work::FlowId flow) const {
     return options_.flow_starts ? std::size_t{flow} : dag_.held_index(flow);
   }
-  // By coflow, over the flows whose sender (start) or receiver (end) is here.
+  // By held coflow, over the flows whose sender (start) or receiver (end) is here.
   std::vector<Time> coflow_start_, coflow_end_;
   std::vector<std::uint64_t> coflow_flows_ended_;
   std::vector<Time> task_start_, task_end_;     // by held task (Dag::task_slot)
@@ -158,6 +172,9 @@ class Recorder {
   /// results()'s share for the tasks: the summaries, and with task_times
   /// every task's times.
   void task_results(const core::Comm& comm, RunResults& r) const;
+  /// results()'s share for the coflows: the summary, and with coflow_times
+  /// every coflow's times.
+  void coflow_results(const core::Comm& comm, RunResults& r) const;
 };
 
 }  // namespace shoal::exec

@@ -1,13 +1,47 @@
 // What a run produced, gathered onto rank 0 (exec::Recorder::results).
 #pragma once
 
+#include <array>
 #include <cstdint>
+#include <map>
+#include <utility>
 #include <vector>
 
 #include "shoal/core/units.hpp"
 #include "shoal/topo/ids.hpp"
+#include "shoal/work/dag.hpp"
 
 namespace shoal::exec {
+
+struct CoflowOutcome {
+  Time start = kTimeInfinity;  // its first flow's start (kTimeInfinity: none started)
+  Time end = 0;                // its last flow's end
+  bool done = true;            // every flow finished
+  Bytes bytes = 0;
+  bool started() const { return start != kTimeInfinity; }
+  Time cct() const { return done && started() ? end - start : -1; }
+  bool operator==(const CoflowOutcome&) const = default;
+};
+
+/// What the reports take from every coflow's merged row (exec/coflow_rows.hpp),
+/// on rank 0: no rank keeps every coflow's times for them.
+struct CoflowSummary {
+  /// The finished coflows' CCTs by type, in CoflowId order.
+  std::array<std::vector<Time>, work::kCoflowTypes> ccts;
+  struct IterationEnd {
+    Time end = -1;            // its coflows' last flow end
+    bool unfinished = false;  // one of its coflows did not finish
+    bool operator==(const IterationEnd&) const = default;
+  };
+  /// By (job, iteration) label.
+  std::map<std::pair<std::uint32_t, std::uint32_t>, IterationEnd> iterations;
+  std::uint64_t unfinished_flows = 0;
+  Time last_end = -1;  // the last flow end (-1: none ended)
+  /// RecorderOptions::watched_coflows' outcomes, in its order.
+  std::vector<std::uint32_t> watched;
+  std::vector<CoflowOutcome> watched_outcomes;
+  bool operator==(const CoflowSummary&) const = default;
+};
 
 /// Per-coflow and per-task times (per-flow ones on request), per-GPU and
 /// per-link figures.
@@ -15,10 +49,12 @@ struct RunResults {
   // By flow, with RecorderOptions::flow_times (else empty):
   std::vector<Time> flow_start;  // when the flow became ready at its sender
   std::vector<Time> flow_end;    // last byte at the receiver; -1 if never
-  // By coflow: its first flow's start (kTimeInfinity: none started), its last
-  // finished flow's end (-1: none finished), and how many of its flows finished.
+  // By CoflowId, with RecorderOptions::coflow_times (else empty): its first
+  // flow's start (kTimeInfinity: none started), its last finished flow's end
+  // (-1: none finished), and how many of its flows finished.
   std::vector<Time> coflow_start, coflow_end;
   std::vector<std::uint64_t> coflow_flows_ended;
+  CoflowSummary coflows;
   // By task, with RecorderOptions::task_times (else empty): its start
   // (kTimeInfinity: never started) and end (-1: never ended).
   std::vector<Time> task_start, task_end;

@@ -235,8 +235,8 @@ class Nic {
   std::vector<PortFlows> port_flows_;       // by link: at a GPU, its flows with bytes to send
   std::vector<Burst> bursts_;               // by LinkState::burst
   std::vector<std::uint32_t> gpu_min_key_;  // by GPU: the lowest key of the flows it sends
-  std::vector<std::uint32_t> coflow_key_;   // by coflow: its flows' NIC key
-  std::vector<std::uint8_t> coflow_class_;  // by coflow: its flows' switch class
+  std::vector<std::uint32_t> coflow_key_;   // by held coflow: its flows' NIC key
+  std::vector<std::uint8_t> coflow_class_;  // by held coflow: its flows' switch class
   bool guarded_ = false;                    // the starvation guard is on
   std::vector<Sent> sent_;                  // by slot: the flows started here
   std::vector<Time> last_served_;  // by slot, guarded: when its NIC last sent one of its cells

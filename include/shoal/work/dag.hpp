@@ -159,6 +159,7 @@ class Dag {
   /// after drop_names, or where it was added unnamed, it is kDroppedName.
   std::string_view name(NodeRef node) const;
   static constexpr std::string_view kDroppedName = "(a task of another rank)";
+  static constexpr std::string_view kDroppedCoflowName = "(a coflow of other ranks)";
   /// Once the workload is checked and what a config names in it is found:
   /// frees the index of names and the names of the tasks it does not hold,
   /// which every rank kept for the whole DAG. Its own tasks and every coflow
@@ -189,7 +190,29 @@ class Dag {
   /// 0 for none.
   std::uint32_t task_iterations() const { return task_iterations_; }
   std::uint32_t training_jobs() const { return training_jobs_; }
+  /// The coflows it holds, in order: every coflow, by CoflowId, until a
+  /// fragment drops those it holds no flow of (drop_unheld_coflows); then
+  /// held_coflow_id gives their ids. Arrays kept per coflow are by slot.
   const std::vector<Coflow>& coflows() const { return coflows_; }
+  /// Coflows of the DAG, held or not.
+  std::size_t coflow_count() const {
+    return coflows_dropped_ ? held_coflows_.size() : coflows_.size();
+  }
+  bool holds_coflow(CoflowId c) const { return !coflows_dropped_ || held_coflows_.holds(c); }
+  /// A coflow's place among those it holds (its CoflowId until the drop).
+  std::size_t coflow_slot(CoflowId c) const {
+    assert(holds_coflow(c));
+    return coflows_dropped_ ? held_coflows_.slot(c) : std::size_t{c};
+  }
+  CoflowId held_coflow_id(std::size_t slot) const {
+    return CoflowId{static_cast<std::uint32_t>(coflows_dropped_ ? held_coflow_ids_[slot] : slot)};
+  }
+  /// A coflow it holds.
+  const Coflow& coflow(CoflowId c) const { return coflows_[coflow_slot(c)]; }
+  /// The coflows it holds with ids below `id` (id <= coflow_count()).
+  std::size_t coflows_held_below(std::uint32_t id) const {
+    return coflows_dropped_ ? held_coflows_.slot(id) : std::size_t{id};
+  }
 
   /// Every flow, by FlowId, in a whole DAG (an internal Error in a fragment).
   std::span<const Flow> all_flows() const;
@@ -252,6 +275,15 @@ class Dag {
   /// coflow's dependencies (exec/dependency_tracker.hpp); kept for every
   /// coflow, they would be on every rank. A whole DAG keeps them.
   void drop_unsent_coflow_dependencies();
+  /// After drop_unsent_coflow_dependencies and drop_names: a fragment keeps
+  /// only the coflows it holds a flow of, and their names and its own tasks'
+  /// (a rank of a training job holds an eighth of the coflows at 8 ranks).
+  /// CoflowIds stay the DAG's; coflow_slot finds a held one's place. Every
+  /// node a held task or coflow waits on is held: a task's GPU, or a sender,
+  /// has a flow in it (the rules above).
+  void drop_unheld_coflows();
+  /// Whether drop_unheld_coflows has run: coflows() is then a fragment's.
+  bool coflows_dropped() const { return coflows_dropped_; }
   /// The flows it holds.
   std::size_t held_count() const { return flows_.size(); }
   /// A flow's place among those it holds (its FlowId in a whole DAG): for
@@ -372,6 +404,10 @@ class Dag {
   StableArena<NodeRef> late_foreign_refs_;
   bool foreign_dropped_ = false;
   bool unsent_dropped_ = false;  // drop_unsent_coflow_dependencies has run
+  // After drop_unheld_coflows: which coflows it holds, and their ids by slot.
+  bool coflows_dropped_ = false;
+  HeldSet held_coflows_;
+  std::vector<std::uint32_t> held_coflow_ids_;
   std::uint32_t task_iterations_ = 0;
   std::uint32_t training_jobs_ = 0;
   GpuId task_gpus_used_ = 0;

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <string>
 #include <vector>
 
@@ -102,7 +103,11 @@ TEST(Recorder, CoflowTimesWithoutFlowTimesAreThoseTheFlowsGive) {
     EXPECT_TRUE(coflows.flow_start.empty());
     EXPECT_TRUE(coflows.flow_end.empty());
     ASSERT_EQ(flows.flow_end.size(), dag.all_flows().size());
-    std::uint64_t partly_done = 0;
+    std::uint64_t partly_done = 0, left = 0;
+    std::array<std::vector<Time>, work::kCoflowTypes> ccts;
+    // The summary's coflow times, without every coflow's (RecorderOptions::coflow_times).
+    EXPECT_TRUE(coflows.coflow_start.empty());
+    ASSERT_EQ(flows.coflow_start.size(), dag.coflows().size());
     for (std::uint32_t c = 0; c < dag.coflows().size(); ++c) {
       const work::Coflow& coflow = dag.coflows()[c];
       Time start = kTimeInfinity, last = -1;
@@ -112,12 +117,19 @@ TEST(Recorder, CoflowTimesWithoutFlowTimesAreThoseTheFlowsGive) {
         last = std::max(last, flows.flow_end[f]);
         ended += flows.flow_end[f] >= 0;
       }
-      EXPECT_EQ(coflows.coflow_start[c], start) << "coflow " << c;
-      EXPECT_EQ(coflows.coflow_end[c], last) << "coflow " << c;
-      EXPECT_EQ(coflows.coflow_flows_ended[c], ended) << "coflow " << c;
+      EXPECT_EQ(flows.coflow_start[c], start) << "coflow " << c;
       EXPECT_EQ(flows.coflow_end[c], last) << "coflow " << c;
+      EXPECT_EQ(flows.coflow_flows_ended[c], ended) << "coflow " << c;
       partly_done += ended > 0 && ended < coflow.flow_count;
+      left += coflow.flow_count - ended;
+      if (ended == coflow.flow_count) {
+        ccts[static_cast<std::size_t>(coflow.labels.type)].push_back(last - start);
+      }
+      EXPECT_LE(last, coflows.coflows.last_end);
     }
+    EXPECT_EQ(coflows.coflows.ccts, ccts);
+    EXPECT_EQ(flows.coflows.ccts, ccts);
+    EXPECT_EQ(coflows.coflows.unfinished_flows, left);
     // Without every task's times, only what the reports need of them.
     EXPECT_TRUE(coflows.task_end.empty());
     ASSERT_FALSE(flows.task_end.empty());
@@ -126,7 +138,7 @@ TEST(Recorder, CoflowTimesWithoutFlowTimesAreThoseTheFlowsGive) {
     const auto never = std::find(flows.task_end.begin(), flows.task_end.end(), -1);
     EXPECT_EQ(coflows.first_unfinished_task,
               never == flows.task_end.end() ? -1 : never - flows.task_end.begin());
-    const std::uint64_t unfinished = unfinished_flows(dag, coflows);
+    const std::uint64_t unfinished = unfinished_flows(coflows);
     if (end == kTimeInfinity) {
       EXPECT_EQ(unfinished, 0u);
     } else {
@@ -145,12 +157,12 @@ TEST(Model, CheckOutcomeNamesADeadlockATaskThatNeverRanAndLostBytes) {
   dag.add_task("t", 1, 1, {"c"});
   dag.resolve();
   RunResults r;
-  r.coflow_flows_ended = {0};
+  r.coflows.unfinished_flows = 1;
   r.first_unfinished_task = 0;
   EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity); }),
                   "flows unfinished and no end time: a deadlock"));
   Model::check_outcome(dag, r, kMillisecond);  // cut off by an end time: fine
-  r.coflow_flows_ended = {1};
+  r.coflows.unfinished_flows = 0;
   r.bytes_delivered = 1000;
   EXPECT_TRUE(
       Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity); }), "task 0 never ran"));

@@ -11,21 +11,14 @@
 #include "error_checks.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/work/dag.hpp"
+#include "work/first_pair_fragment.hpp"
 
 namespace shoal::work {
 namespace {
 
 using shoal::test::error_of;
 using shoal::test::Has;
-
-/// GPUs 0 and 1 of 4 owned, their flows kept.
-DagFragment owning_first_two() {
-  DagFragment f;
-  f.owns = {true, true, false, false};
-  f.keep = [](const Flow& flow) { return flow.src < 2 || flow.dst < 2; };
-  f.gpus = 4;
-  return f;
-}
+using shoal::work::test::owning_first_two;
 
 /// Tasks on GPUs 0 and 2, and three coflows: GPU 0 sends in "sends", only
 /// receives in "receives", and has no flow in "elsewhere"; a task of GPU 0
