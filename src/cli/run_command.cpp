@@ -4,10 +4,8 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <optional>
-#include <sstream>
 
 #include "coflow_table.hpp"
 #include "commands.hpp"
