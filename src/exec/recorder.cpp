@@ -246,11 +246,14 @@ std::uint64_t Recorder::estimate_bytes(const topo::Fabric& fabric, const work::D
   if (options.compute_rows) per_task += 160;
   // A sender group holds at least one of the flows the rank sends.
   const std::uint64_t group_starts = options.group_starts ? flows_sent * sizeof(Time) : 0;
-  const std::uint64_t per_coflow = 2 * 2 * sizeof(Time) + 2 * sizeof(std::uint64_t);
+  // Each held coflow's times and count (a fragment's own coflows once it
+  // dropped the others); every coflow's again where kept for the results.
+  const std::uint64_t per_coflow = 2 * sizeof(Time) + sizeof(std::uint64_t);
+  const std::uint64_t every_coflow = options.coflow_times ? dag.coflow_count() * per_coflow : 0;
   // Every task's times, where kept for the results: gathered by TaskId.
   const std::uint64_t every_task = options.task_times ? dag.task_count() * 4 * sizeof(Time) : 0;
   return group_starts + rows + dag.flow_count() * per_flow + dag.coflows().size() * per_coflow +
-         dag.tasks().size() * per_task + every_task +
+         every_coflow + dag.tasks().size() * per_task + every_task +
          std::uint64_t{fabric.gpu_count()} * 3 * sizeof(Time);
 }
 
