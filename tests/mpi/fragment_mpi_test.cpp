@@ -281,11 +281,17 @@ TEST(FragmentMpi, TheRanksFindTheMilestonesOfOtherRanksTasks) {
   }
 }
 
-TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
-  const core::Comm world = core::Comm::world();
+/// 64 KiB cells, every port's queues and credits recounted: the runs compared.
+net::NetworkOptions checked_cells() {
   net::NetworkOptions network;
   network.cell_size = 64 * 1024;
   network.check = true;
+  return network;
+}
+
+TEST(FragmentMpi, ARunOnFragmentsIsTheRunOnWholeDags) {
+  const core::Comm world = core::Comm::world();
+  const net::NetworkOptions network = checked_cells();
   const Fragment fragment(world, network);
   const auto& [fabric, whole, part, partition, job] = fragment;
   if (world.size() > 1) {
@@ -334,9 +340,7 @@ TEST(FragmentMpi, ARankThatKeepsOnlyItsCoflowsRunsAsTheWholeDag) {
   // have no flow in. The policy's keys, learned from every rank, and the
   // results, merged from the ranks that hold each coflow, are the whole DAG's.
   const core::Comm world = core::Comm::world();
-  net::NetworkOptions network;
-  network.cell_size = 64 * 1024;
-  network.check = true;
+  const net::NetworkOptions network = checked_cells();
   const Fragment fragment(world, network);
   work::Dag own;
   fragment.build(world, network, own);
