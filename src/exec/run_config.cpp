@@ -86,7 +86,7 @@ std::vector<Milestone> read_milestones(config::ConfigFile& config, const work::D
       }
       m.node = dag.find(m.at.substr(0, dot));
       // Another rank's task may be unnamed here: the ranks find it together.
-      if (!m.node && !dag.has_unnamed_tasks()) throw milestone_not_found(m);
+      if (!m.node && !dag.has_unnamed_nodes()) throw milestone_not_found(m);
     }
     milestones.push_back(m);
   }

@@ -120,7 +120,7 @@ NodeRef Dag::add_unnamed_task(GpuId gpu, const TaskLabels& labels) {
   foreign_gpus_.push_back(gpu);
   // An empty name and no dependencies: its ends are the last ones, not stored.
   held_tasks_.add(false);
-  ++unnamed_tasks_;
+  ++unnamed_nodes_;
   grew();
   return node;
 }
@@ -148,8 +148,18 @@ std::span<const NodeRef> Dag::task_after(std::uint32_t t) const {
                                                                : std::span<const NodeRef>{};
 }
 
+GpuId Dag::foreign_gpu(TaskId task) const {
+  if (foreign_gpus_dropped_)
+    throw Error("internal: another rank's task's GPU asked after the drop");
+  return foreign_gpus_[foreign_slot(task)];
+}
+
 void Dag::drop_foreign_dependencies() {
   if (whole_) return;
+  if (trusted_) {
+    foreign_gpus_ = core::GrowingArray<GpuId>();
+    foreign_gpus_dropped_ = true;
+  }
   foreign_after_ends_ = core::GrowingArray<std::uint32_t>();
   foreign_refs_ = core::GrowingArray<NodeRef>();
   std::vector<std::pair<std::uint32_t, std::span<const NodeRef>>>().swap(late_foreign_after_);
@@ -214,26 +224,82 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   }
   make_room(coflows_, 1);
   const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
-  add_name(name, node);
   Coflow c;
-  c.name = store_name(name);
   c.labels = labels;
   c.earliest_start = earliest_start;
   c.first_flow = static_cast<std::uint32_t>(flow_count_);
   c.flow_count = static_cast<std::uint32_t>(flows.size());
   c.bytes = bytes;
-  total_bytes_ += bytes;
-  if (whole_) {
-    make_room(flows_, flows.size());
-    flows_.append(flows);
-    flow_count_ = flows_.size();
+  if (trusts_generator()) {
+    add_trusted_coflow(name, node, c, flows, after);
   } else {
-    add_fragment_flows(flows);
+    add_name(name, node);
+    c.name = store_name(name);
+    if (whole_) {
+      make_room(flows_, flows.size());
+      flows_.append(flows);
+      flow_count_ = flows_.size();
+    } else {
+      add_fragment_flows(flows);
+    }
+    if (!resolve_now(after, c.after)) {
+      coflow_after_names_.emplace_back(node.index, std::move(after));
+    }
   }
-  if (!resolve_now(after, c.after)) coflow_after_names_.emplace_back(node.index, std::move(after));
+  total_bytes_ += bytes;
   coflows_.push_back(c);
   grew();
   return node;
+}
+
+void Dag::trust_generator() {
+  if (trusted_) return;
+  if (!coflows_.empty() || task_count() > 0) {
+    throw Error("internal: a generator trusted after the DAG's first node");
+  }
+  trusted_ = true;
+}
+
+bool Dag::keeps_trusted(NodeRef dep) const {
+  if (dep.kind == NodeRef::Kind::kTask) return holds_task(TaskId{dep.index});
+  if (dep.index >= coflows_.size()) return true;  // itself: validate() names it
+  const Coflow& d = coflows_[dep.index];
+  return !flows_of(d).empty();
+}
+
+void Dag::add_trusted_coflow(std::string& name, NodeRef node, Coflow& c,
+                             std::span<const Flow> flows, std::vector<std::string>& after) {
+  // The flows first: what it holds of them decides what it keeps.
+  const std::size_t held_before = flows_.size();
+  add_fragment_flows(flows);
+  const bool holds = flows_.size() > held_before;
+  if (!holds) {
+    // Neither its name nor its dependencies: no node of this fragment waits on it.
+    c.name = kDroppedCoflowName;
+    resolved_ = false;
+    ++unnamed_nodes_;
+    return;
+  }
+  add_name(name, node);
+  c.name = store_name(name);
+  const bool sends =
+      std::any_of(kept_.begin(), kept_.end(), [&](const Flow& f) { return owns(f.src); });
+  if (!sends) return;
+  // What it finds now, less what concerns no sender here; the names it does
+  // not find wait for resolve(), which drops those it still cannot find.
+  resolving_.clear();
+  std::vector<std::string> missing;
+  for (std::string& n : after) {
+    const std::optional<NodeRef> ref = n.starts_with('\0') ? referenced(n) : find(n);
+    if (!ref) {
+      missing.push_back(std::move(n));
+    } else if (keeps_trusted(*ref) &&
+               std::find(resolving_.begin(), resolving_.end(), *ref) == resolving_.end()) {
+      resolving_.push_back(*ref);
+    }
+  }
+  c.after = store_after(resolving_);
+  if (!missing.empty()) coflow_after_names_.emplace_back(node.index, std::move(missing));
 }
 
 void Dag::set_fragment(DagFragment fragment) {
@@ -341,7 +407,22 @@ void Dag::resolve() {
     }
   }
   for (const auto& [coflow, names] : coflow_after_names_) {
-    coflows_[coflow].after = resolve_list({NodeRef::Kind::kCoflow, coflow}, names);
+    Coflow& c = coflows_[coflow];
+    if (!trusts_generator()) {
+      c.after = resolve_list({NodeRef::Kind::kCoflow, coflow}, names);
+      continue;
+    }
+    // Those it found when the coflow was added, then these: a name still
+    // unknown is a coflow this fragment holds no flow of.
+    std::vector<NodeRef> merged(c.after.begin(), c.after.end());
+    for (const std::string& n : names) {
+      const std::optional<NodeRef> ref = find(n);
+      if (ref && keeps_trusted(*ref) &&
+          std::find(merged.begin(), merged.end(), *ref) == merged.end()) {
+        merged.push_back(*ref);
+      }
+    }
+    c.after = store_after(merged);
   }
   std::vector<PendingAfter>().swap(task_after_names_);
   std::vector<PendingAfter>().swap(coflow_after_names_);

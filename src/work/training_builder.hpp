@@ -163,11 +163,12 @@ class TrainingBuilder {
   /// ep_coflow's flows, into flows_.
   void ep_flows(std::uint32_t s, std::uint32_t tp, std::uint32_t edp, bool forward, bool to_experts,
                 const CoflowLabels& l);
-  void ring_coflow(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
-                   const CoflowLabels& l, std::vector<std::string> after);
+  NodeRef ring_coflow(const std::string& name, const std::vector<std::uint32_t>& members,
+                      Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
   /// Several rings in one coflow: each member sends `bytes` to the next of its ring.
-  void rings_coflow(const std::string& name, const std::vector<std::vector<std::uint32_t>>& rings,
-                    Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
+  NodeRef rings_coflow(const std::string& name,
+                       const std::vector<std::vector<std::uint32_t>>& rings, Bytes bytes,
+                       const CoflowLabels& l, std::vector<std::string> after);
   std::vector<std::uint32_t> tp_group(std::uint32_t s, std::uint32_t ep, std::uint32_t edp) const;
   Bytes tp_bytes() const;
   /// Names the GPU of stage-local index i waits on before its next step.
@@ -187,10 +188,11 @@ class TrainingBuilder {
   std::uint64_t expert_parameters(std::uint32_t layer) const;
   /// The DP groups of stage vs's buckets: job ranks of each group that reduces them.
   std::vector<std::vector<std::uint32_t>> dp_groups(std::uint32_t vs, bool experts) const;
-  void reduce_scatter(const std::string& name, const std::vector<std::uint32_t>& members,
-                      Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
-  void all_gather(const std::string& name, const std::vector<std::uint32_t>& members, Bytes bytes,
-                  const CoflowLabels& l, std::vector<std::string> after);
+  /// Each returns its last coflow: the one a later node waits on.
+  NodeRef reduce_scatter(const std::string& name, const std::vector<std::uint32_t>& members,
+                         Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
+  NodeRef all_gather(const std::string& name, const std::vector<std::uint32_t>& members,
+                     Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
   /// Hierarchical DP: the members of each server, and the rings across them
   /// (empty unless the algorithm is hierarchical and the group spreads evenly).
   std::vector<std::vector<std::uint32_t>> rings_inside(

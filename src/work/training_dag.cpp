@@ -27,6 +27,9 @@ TrainingBuilder::TrainingBuilder(const JobSpec& job, Dag& dag)
       stage_starts_(job.stage_starts()),
       weights_(ep_weights(job)),
       axes_(placement_axes(job.parallel.order, job.parallel.cp, job.parallel.ep)) {
+  // A fragment keeps only what its rank's run needs of each coflow: the
+  // dependencies here are right by construction (a whole DAG checks them).
+  dag_.trust_generator();
   gpu_of_.resize(std::size_t{p_.tp} * p_.dp * p_.pp);
   optimizer_.resize(gpu_of_.size());
   for (std::uint32_t r = 0; r < gpu_of_.size(); ++r) gpu_of_[r] = place(r);
@@ -410,27 +413,27 @@ void TrainingBuilder::ep_flows(std::uint32_t s, std::uint32_t tp, std::uint32_t 
   }
 }
 
-void TrainingBuilder::ring_coflow(const std::string& name,
-                                  const std::vector<std::uint32_t>& members, Bytes bytes,
-                                  const CoflowLabels& l, std::vector<std::string> after) {
+NodeRef TrainingBuilder::ring_coflow(const std::string& name,
+                                     const std::vector<std::uint32_t>& members, Bytes bytes,
+                                     const CoflowLabels& l, std::vector<std::string> after) {
   flows_.clear();
   for (std::size_t i = 0; i < members.size(); ++i) {
     flows_.push_back({gpu(members[i]), gpu(members[(i + 1) % members.size()]), bytes});
   }
-  dag_.add_coflow(name, l, 0, flows_, std::move(after));
+  return dag_.add_coflow(name, l, 0, flows_, std::move(after));
 }
 
-void TrainingBuilder::rings_coflow(const std::string& name,
-                                   const std::vector<std::vector<std::uint32_t>>& rings,
-                                   Bytes bytes, const CoflowLabels& l,
-                                   std::vector<std::string> after) {
+NodeRef TrainingBuilder::rings_coflow(const std::string& name,
+                                      const std::vector<std::vector<std::uint32_t>>& rings,
+                                      Bytes bytes, const CoflowLabels& l,
+                                      std::vector<std::string> after) {
   flows_.clear();
   for (const auto& ring : rings) {
     for (std::size_t i = 0; i < ring.size(); ++i) {
       flows_.push_back({gpu(ring[i]), gpu(ring[(i + 1) % ring.size()]), bytes});
     }
   }
-  dag_.add_coflow(name, l, 0, flows_, std::move(after));
+  return dag_.add_coflow(name, l, 0, flows_, std::move(after));
 }
 
 std::vector<std::uint32_t> TrainingBuilder::tp_group(std::uint32_t s, std::uint32_t ep,

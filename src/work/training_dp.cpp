@@ -136,14 +136,13 @@ std::vector<std::vector<std::uint32_t>> TrainingBuilder::dp_groups(std::uint32_t
   return groups;
 }
 
-void TrainingBuilder::reduce_scatter(const std::string& name,
-                                     const std::vector<std::uint32_t>& members, Bytes bytes,
-                                     const CoflowLabels& l, std::vector<std::string> after) {
+NodeRef TrainingBuilder::reduce_scatter(const std::string& name,
+                                        const std::vector<std::uint32_t>& members, Bytes bytes,
+                                        const CoflowLabels& l, std::vector<std::string> after) {
   const auto n = static_cast<Bytes>(members.size());
   const std::vector<std::vector<std::uint32_t>> across = rings_across(members);
   if (across.empty()) {
-    ring_coflow(name, members, std::max<Bytes>(1, bytes * (n - 1) / n), l, std::move(after));
-    return;
+    return ring_coflow(name, members, std::max<Bytes>(1, bytes * (n - 1) / n), l, std::move(after));
   }
   // Hierarchical: reduce-scatter inside each server over NVLink ((k-1)/k x S per
   // GPU), then across servers between GPUs of one local index ((n-1)/n x S/k).
@@ -151,27 +150,29 @@ void TrainingBuilder::reduce_scatter(const std::string& name,
   const auto k = static_cast<Bytes>(inside.front().size());
   const auto servers = static_cast<Bytes>(across.front().size());
   const std::string first = name + "-inside";
-  rings_coflow(first, inside, std::max<Bytes>(1, bytes * (k - 1) / k), l, std::move(after));
-  rings_coflow(name, across, std::max<Bytes>(1, bytes / k * (servers - 1) / servers), l, {first});
+  const NodeRef inner =
+      rings_coflow(first, inside, std::max<Bytes>(1, bytes * (k - 1) / k), l, std::move(after));
+  return rings_coflow(name, across, std::max<Bytes>(1, bytes / k * (servers - 1) / servers), l,
+                      {Dag::reference(inner)});
 }
 
-void TrainingBuilder::all_gather(const std::string& name, const std::vector<std::uint32_t>& members,
-                                 Bytes bytes, const CoflowLabels& l,
-                                 std::vector<std::string> after) {
+NodeRef TrainingBuilder::all_gather(const std::string& name,
+                                    const std::vector<std::uint32_t>& members, Bytes bytes,
+                                    const CoflowLabels& l, std::vector<std::string> after) {
   const auto n = static_cast<Bytes>(members.size());
   const std::vector<std::vector<std::uint32_t>> across = rings_across(members);
   if (across.empty()) {
-    ring_coflow(name, members, std::max<Bytes>(1, bytes * (n - 1) / n), l, std::move(after));
-    return;
+    return ring_coflow(name, members, std::max<Bytes>(1, bytes * (n - 1) / n), l, std::move(after));
   }
   // Hierarchical: gather across servers first, then inside each server.
   const std::vector<std::vector<std::uint32_t>> inside = rings_inside(members);
   const auto k = static_cast<Bytes>(inside.front().size());
   const auto servers = static_cast<Bytes>(across.front().size());
   const std::string first = name + "-across";
-  rings_coflow(first, across, std::max<Bytes>(1, bytes / k * (servers - 1) / servers), l,
-               std::move(after));
-  rings_coflow(name, inside, std::max<Bytes>(1, bytes * (k - 1) / k), l, {first});
+  const NodeRef outer = rings_coflow(
+      first, across, std::max<Bytes>(1, bytes / k * (servers - 1) / servers), l, std::move(after));
+  return rings_coflow(name, inside, std::max<Bytes>(1, bytes * (k - 1) / k), l,
+                      {Dag::reference(outer)});
 }
 
 void TrainingBuilder::data_parallel() {
@@ -185,7 +186,9 @@ void TrainingBuilder::data_parallel() {
     CoflowLabels labels;
     Bucket bucket;
   };
-  std::vector<std::vector<std::string>> rs_of(ranks);  // by job rank: the reductions it waits on
+  // By job rank: the reductions it waits on (references: 8 bytes, where a
+  // name took about 80 for every GPU of the job).
+  std::vector<std::vector<NodeRef>> rs_of(ranks);
   std::vector<Gather> gathers;
   for (std::uint32_t vs = 0; vs < job_.stages(); ++vs) {
     const std::uint32_t s = holders(vs).front();  // the stage label
@@ -211,10 +214,10 @@ void TrainingBuilder::data_parallel() {
           const std::uint32_t mb = every ? reduction : p_.micro_batches - 1;
           const std::string name =
               tag + (every ? ".m" + std::to_string(mb) : "") + ".dp" + group + ".rs";
-          reduce_scatter(name, members,
-                         static_cast<Bytes>(bucket.parameters * sch.grad_reduce_dtype_bytes),
-                         labels(CoflowType::kDp, mb, bucket.bottom, s), std::move(after));
-          for (const std::uint32_t r : members) rs_of[r].push_back(name);
+          const NodeRef rs = reduce_scatter(
+              name, members, static_cast<Bytes>(bucket.parameters * sch.grad_reduce_dtype_bytes),
+              labels(CoflowType::kDp, mb, bucket.bottom, s), std::move(after));
+          for (const std::uint32_t r : members) rs_of[r].push_back(rs);
         }
         gathers.push_back({tag + ".dp" + group + ".ag", members,
                            static_cast<Bytes>(bucket.parameters * m_.dtype_bytes),
@@ -234,7 +237,7 @@ void TrainingBuilder::data_parallel() {
     for (std::uint32_t r = 0; r < ranks; ++r) {
       everyone[r] = r;
       after.insert(after.end(), last_of_stage_[r].begin(), last_of_stage_[r].end());
-      after.insert(after.end(), rs_of[r].begin(), rs_of[r].end());
+      for (const NodeRef rs : rs_of[r]) after.push_back(Dag::reference(rs));
     }
     dedupe(after);
     ring_coflow(barrier, everyone, kGradNormBytes,
@@ -243,7 +246,7 @@ void TrainingBuilder::data_parallel() {
   // The optimizer step on each GPU, after its last task and its reductions.
   for (std::uint32_t r = 0; r < ranks; ++r) {
     std::vector<std::string> after = last_of_stage_[r];
-    after.insert(after.end(), rs_of[r].begin(), rs_of[r].end());
+    for (const NodeRef rs : rs_of[r]) after.push_back(Dag::reference(rs));
     if (!barrier.empty()) after.push_back(barrier);
     optimizer_[r] = add_task(r, optimizer_name(r, iteration_), job_.gpu.optimizer, std::move(after),
                              task_labels(TaskKind::kOptimizer, p_.micro_batches - 1, 0));
@@ -251,12 +254,10 @@ void TrainingBuilder::data_parallel() {
   for (const Gather& g : gathers) {
     std::vector<std::string> after;
     for (const std::uint32_t r : g.members) after.push_back(optimizer_[r]);
-    all_gather(g.name, g.members, g.bytes, g.labels, std::move(after));
-    const std::optional<NodeRef> gather = dag_.find(g.name);
-    if (!gather) throw Error("internal: all-gather " + g.name + " was not added");
+    const NodeRef gather = all_gather(g.name, g.members, g.bytes, g.labels, std::move(after));
     for (std::uint32_t layer = g.bucket.bottom; layer <= g.bucket.top; ++layer) {
       for (const std::uint32_t r : g.members) {
-        ag_of_.add(gather_key(layer, r, g.bucket.experts), *gather);
+        ag_of_.add(gather_key(layer, r, g.bucket.experts), gather);
       }
     }
   }

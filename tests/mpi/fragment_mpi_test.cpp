@@ -95,7 +95,7 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
   // Its tasks: those of its own GPUs; of the others, only their GPUs and
   // labels (the generator adds them unnamed).
   ASSERT_EQ(part.task_count(), whole.task_count());
-  EXPECT_TRUE(part.has_unnamed_tasks());
+  EXPECT_TRUE(part.has_unnamed_nodes());
   EXPECT_GT(part.tasks().size(), 0u);
   EXPECT_LT(part.tasks().size(), whole.task_count()) << "the rank holds every task: nothing tested";
   std::size_t tasks = 0;
@@ -119,19 +119,50 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
     EXPECT_EQ(p.labels.micro_batch, w.labels.micro_batch);
     EXPECT_TRUE(std::ranges::equal(p.after, w.after)) << "task " << t;
   }
-  // Every coflow waits for the same nodes; another rank's task was named by
-  // reference, so a list the generator sorted by name may be in another order.
-  auto in_order = [](std::span<const work::NodeRef> after) {
+  // The generator is trusted (work::Dag::trust_generator): a coflow the
+  // rank holds no flow of has no name or dependencies here, one it sends
+  // nothing in no dependencies, and one it sends in those of the whole
+  // DAG's that can concern its senders: its own tasks and the coflows it
+  // holds a flow of. Another rank's task was named by reference, so a list
+  // the generator sorted by name may be in another order.
+  ASSERT_TRUE(part.trusts_generator());
+  // The whole DAG's list as the fragment should keep it, sorted.
+  const auto kept = [&](std::span<const work::NodeRef> after, bool sends) {
     std::vector<std::pair<int, std::uint32_t>> nodes;
-    for (const work::NodeRef n : after) nodes.emplace_back(static_cast<int>(n.kind), n.index);
+    for (const work::NodeRef n : after) {
+      const bool concerns_here = n.kind == work::NodeRef::Kind::kTask
+                                     ? part.holds_task(work::TaskId{n.index})
+                                     : !part.flows_of(part.coflows()[n.index]).empty();
+      if (sends && concerns_here) nodes.emplace_back(static_cast<int>(n.kind), n.index);
+    }
     std::sort(nodes.begin(), nodes.end());
     return nodes;
   };
   ASSERT_EQ(part.coflows().size(), whole.coflows().size());
-  for (std::size_t c = 0; c < whole.coflows().size(); ++c) {
-    ASSERT_EQ(in_order(part.coflows()[c].after), in_order(whole.coflows()[c].after))
-        << "coflow " << whole.coflows()[c].name;
+  std::size_t unnamed = 0, sent = 0;
+  for (std::uint32_t c = 0; c < whole.coflows().size(); ++c) {
+    const work::Coflow& p = part.coflows()[c];
+    const work::Coflow& w = whole.coflows()[c];
+    const std::span<const work::Flow> held = part.flows_of(p);
+    const bool sends =
+        std::ranges::any_of(held, [&](const work::Flow& f) { return part.owns(f.src); });
+    sent += sends ? 1 : 0;
+    if (held.empty()) {
+      ++unnamed;
+      EXPECT_EQ(p.name, work::Dag::kDroppedCoflowName);
+      EXPECT_FALSE(part.find(w.name));
+      EXPECT_TRUE(p.after.empty());
+      continue;
+    }
+    EXPECT_EQ(p.name, w.name);
+    EXPECT_EQ(part.find(w.name), (work::NodeRef{work::NodeRef::Kind::kCoflow, c}));
+    std::vector<std::pair<int, std::uint32_t>> here;
+    for (const work::NodeRef n : p.after) here.emplace_back(static_cast<int>(n.kind), n.index);
+    std::sort(here.begin(), here.end());
+    ASSERT_EQ(here, kept(w.after, sends)) << "coflow " << w.name;
   }
+  EXPECT_GT(unnamed, 0u) << "the rank holds a flow of every coflow: nothing tested";
+  EXPECT_GT(sent, 0u);
   EXPECT_EQ(tasks, part.tasks().size());
   EXPECT_EQ(part.task_iterations(), whole.task_iterations());
   EXPECT_EQ(part.training_jobs(), whole.training_jobs());

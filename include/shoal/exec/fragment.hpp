@@ -29,7 +29,8 @@ work::DagFragment rank_fragment(const topo::Fabric& fabric, const net::NetworkOp
 /// Collective over `comm`: the rule that each of a coflow's dependencies
 /// concerns one of its senders, which spans the ranks' fragments
 /// (work::Dag::sender_dependencies); an Error names the first coflow that
-/// breaks it, on every rank. Nothing for a whole DAG.
+/// breaks it, on every rank. Nothing for a whole DAG, nor for a fragment
+/// whose generator is trusted with it (work::Dag::trust_generator).
 void check_sender_dependencies(const core::Comm& comm, const work::Dag& dag);
 
 /// The nodes the milestones name, found by the ranks together where a

@@ -130,9 +130,25 @@ class Dag {
   /// A dependency name that stands for `node`, added already, without a
   /// name lookup: a NUL and its index. No node's name starts with a NUL.
   static std::string reference(NodeRef node);
-  /// Whether some task was added unnamed: a name find() misses may then be
-  /// another rank's.
-  bool has_unnamed_tasks() const { return unnamed_tasks_ > 0; }
+  /// Whether some task or coflow was added unnamed: a name find() misses may
+  /// then be another rank's.
+  bool has_unnamed_nodes() const { return unnamed_nodes_ > 0; }
+
+  /// For a generator whose dependencies are right by construction (the
+  /// training generator), before its first node: a fragment then keeps of
+  /// each coflow only what its rank's run needs. One it holds no flow of
+  /// keeps no name (a later node names it by reference(), where it names it
+  /// at all) and no dependencies; one it holds a flow of but sends none in
+  /// keeps its name but no dependencies; one it sends in keeps those of its
+  /// dependencies that can concern a sender it owns: not another rank's
+  /// task, nor a coflow it holds no flow of, nor a name resolve() still
+  /// cannot find (such a coflow). The rule that each dependency concerns a
+  /// sender is then the generator's: validate() checks it where the DAG is
+  /// whole, and check_sender_dependencies is not needed. A whole DAG keeps
+  /// everything, as without it.
+  void trust_generator();
+  /// Whether trust_generator() was called on a fragment.
+  bool trusts_generator() const { return trusted_ && !whole_; }
 
   /// The resource guard watching a large DAG grow (it throws to stop the
   /// build): called with 0 every 4,096 nodes added, and, just before the
@@ -183,7 +199,7 @@ class Dag {
   const ComputeTask& task(TaskId task) const { return tasks_[task_slot(task)]; }
   /// Any task's GPU, held or not.
   GpuId task_gpu(TaskId task) const {
-    return holds_task(task) ? tasks_[task_slot(task)].gpu : foreign_gpus_[foreign_slot(task)];
+    return holds_task(task) ? tasks_[task_slot(task)].gpu : foreign_gpu(task);
   }
   /// Over every task, held or not: the largest iteration label plus one, and
   /// the largest job label plus one of the training tasks (kind not kOther);
@@ -268,7 +284,9 @@ class Dag {
   /// and its dependencies until drop_foreign_dependencies (for the check for
   /// cycles, which spans GPUs); of one added unnamed, only its GPU.
   void set_fragment(DagFragment fragment);
-  /// After validate(): frees the dependencies of the tasks it does not hold.
+  /// After validate(): frees the dependencies of the tasks it does not hold,
+  /// and where it trusts its generator their GPUs too (none of its nodes
+  /// then waits on another rank's task).
   void drop_foreign_dependencies();
   /// After check_sender_dependencies: frees the dependencies of the coflows
   /// in which no GPU it owns sends a flow. Only a sender's rank waits on a
@@ -403,6 +421,7 @@ class Dag {
   std::vector<std::pair<std::uint32_t, std::span<const NodeRef>>> late_foreign_after_;
   StableArena<NodeRef> late_foreign_refs_;
   bool foreign_dropped_ = false;
+  bool foreign_gpus_dropped_ = false;
   bool unsent_dropped_ = false;  // drop_unsent_coflow_dependencies has run
   // After drop_unheld_coflows: which coflows it holds, and their ids by slot.
   bool coflows_dropped_ = false;
@@ -411,7 +430,18 @@ class Dag {
   std::uint32_t task_iterations_ = 0;
   std::uint32_t training_jobs_ = 0;
   GpuId task_gpus_used_ = 0;
-  std::size_t unnamed_tasks_ = 0;
+  std::size_t unnamed_nodes_ = 0;
+  bool trusted_ = false;  // trust_generator()
+  /// A trusted fragment's coflow: its name and its dependencies, as the doc
+  /// of trust_generator() says.
+  void add_trusted_coflow(std::string& name, NodeRef node, Coflow& c, std::span<const Flow> flows,
+                          std::vector<std::string>& after);
+  /// Whether a trusted fragment keeps a dependency on `dep` of a coflow it
+  /// sends in.
+  bool keeps_trusted(NodeRef dep) const;
+  /// A task it does not hold: its GPU, until a trusted fragment drops them
+  /// with their dependencies (an internal Error then).
+  GpuId foreign_gpu(TaskId task) const;
   /// A task it does not hold: its place among those.
   std::size_t foreign_slot(std::uint32_t task) const { return task - held_tasks_.slot(task); }
   /// Where the dependencies of task `t` are (held or not).

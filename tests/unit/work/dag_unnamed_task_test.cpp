@@ -38,7 +38,7 @@ TEST(UnnamedTask, KeepsItsIdGpuAndLabelsAndIsNamedByReference) {
   dag.set_fragment(owning(0));
   ASSERT_FALSE(dag.holds_tasks_of(2));
   ASSERT_TRUE(dag.holds_tasks_of(1));
-  EXPECT_FALSE(dag.has_unnamed_tasks());
+  EXPECT_FALSE(dag.has_unnamed_nodes());
   TaskLabels labels;
   labels.kind = TaskKind::kForward;
   labels.job = 1;
@@ -46,7 +46,7 @@ TEST(UnnamedTask, KeepsItsIdGpuAndLabelsAndIsNamedByReference) {
   const NodeRef x0 = dag.add_task("x0", 0, 5, {});
   const NodeRef y2 = dag.add_unnamed_task(2, labels);
   EXPECT_EQ(y2, (NodeRef{NodeRef::Kind::kTask, 1}));
-  EXPECT_TRUE(dag.has_unnamed_tasks());
+  EXPECT_TRUE(dag.has_unnamed_nodes());
   // GPU 2 sends in "c", after its task: named by reference, with a name.
   const std::vector<Flow> c{{0, 1, 10}, {2, 3, 10}};
   dag.add_coflow("c", {}, 0, c, {Dag::reference(y2), "x0"});
