@@ -33,11 +33,14 @@ Network::Network(const topo::Fabric& fabric, const work::Dag& dag, core::Simulat
       router_(fabric, dag, options.load_balancing, Ports::failure_times(fabric, perturbations),
               ports_.queued_cells()),
       nic_(fabric, dag, sim, options_, std::move(priorities), ports_, router_),
-      received_(dag.flow_count()) {
+      received_(
+          dag.held_count(), dag.whole() ? ReceivedBytes::PlaceOf{} : [&dag](std::uint32_t f) {
+            return dag.held_index(FlowId{f});
+          }) {
   inbound_ = inbound_nodes(fabric, options);
   for (LinkId l = 0; l < fabric.link_count() && options.deliver_on_send; ++l) {
     const topo::Link& link = fabric.link(l);
-    if (fabric.node(link.to).kind != NodeKind::kGpu) continue;
+    if (fabric.node(link.to).kind != NodeKind::kGpu || !ports_.holds_link(l)) continue;
     const NodeKind from = fabric.node(link.from).kind;
     ports_.link(l).delivers =
         from == NodeKind::kNvSwitch ||

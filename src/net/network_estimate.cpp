@@ -11,11 +11,12 @@ std::uint64_t Network::estimate_bytes(const topo::Fabric& fabric, const work::Da
                                       const NetworkOptions& options, const RankShare& share) {
   // The bytes received of the flows in progress (the router keeps nothing per
   // flow): a table for a sixty-fourth of the rank's flows at once, where the
-  // flagship's training runs peak near one in two hundred.
+  // flagship's training runs peak near one in two hundred, and a bit for each
+  // flow it holds.
   const std::uint64_t received =
-      ReceivedBytes::estimate_bytes(dag.flow_count(), share.flows_sent / 64);
+      ReceivedBytes::estimate_bytes(dag.held_count(), share.flows_sent / 64);
   const std::uint64_t per_node = 64 + 32;  // the engine's entity core and its queue share
-  return received + Nic::estimate_bytes(fabric, dag, options, share) +
+  return received + Nic::estimate_bytes(dag, options, share) +
          Ports::estimate_bytes(fabric, dag, options, share.links) + fabric.node_count() * per_node;
 }
 

@@ -19,6 +19,9 @@ Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator
       coflow_key_(std::move(priorities.key)),
       coflow_class_(std::move(priorities.cls)),
       guarded_(!options.instant && options.starvation_after != kTimeInfinity) {
+  for (LinkId l = 0; l < fabric.link_count(); ++l) {
+    if (sim.owns(fabric.link(l).from)) port_flows_.construct(l);
+  }
   // The instant network cuts no cells: nothing is kept per flow.
   if (options.instant) return;
   const std::size_t coflows = dag.coflows().size();
@@ -58,6 +61,7 @@ Nic::Nic(const topo::Fabric& fabric, const work::Dag& dag, const core::Simulator
     // A GPU with more ports than streams (none built here) numbers the rest
     // as its own, and they do not burst.
     for (std::size_t i = 0; i + 1 < core::kStreams && i < out.size(); ++i) {
+      if (!ports.holds_link(out[i])) continue;  // neither end is this rank's
       LinkState& state = ports.link(out[i]);
       state.stream = static_cast<std::uint8_t>(i + 1);
       // Only this rank's GPUs send, so only their ports keep a burst record.
@@ -190,13 +194,12 @@ bool Nic::send_burst(NodeId node, LinkId link, Bytes cell_size, core::Simulator&
   return true;
 }
 
-std::uint64_t Nic::estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                  const NetworkOptions& options, const RankShare& share) {
+std::uint64_t Nic::estimate_bytes(const work::Dag& dag, const NetworkOptions& options,
+                                  const RankShare& share) {
   const std::uint64_t per_flow = options.instant                             ? 0
                                  : options.starvation_after != kTimeInfinity ? kBytesPerGuardedFlow
                                                                              : kBytesPerFlow;
-  return share.flows_sent * per_flow + dag.coflows().size() * 5 +
-         fabric.link_count() * sizeof(PortFlows) +
+  return share.flows_sent * per_flow + dag.coflows().size() * 5 + share.links * sizeof(PortFlows) +
          share.gpus * (core::kStreams - 1) * sizeof(Burst);
 }
 

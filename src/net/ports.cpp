@@ -59,14 +59,13 @@ Ports::Ports(const topo::Fabric& fabric, const work::Dag& dag, const core::Simul
       queued_cells_(fabric.link_count(), 0) {
   for (const LinkPerturbation& p : perturbations) {
     if (p.fail) continue;
-    links_[p.link].perturbed_at = p.at;
-    links_[p.link].extra_latency = p.extra_latency;
     perturbed_rate_[p.link] = p.rate > 0 ? p.rate : fabric.link(p.link).rate;
   }
   const std::vector<Time> fail_at = failure_times(fabric, perturbations);
   for (LinkId l = 0; l < fabric.link_count(); ++l) {
     const topo::Link& link = fabric.link(l);
-    LinkState& state = links_[l];
+    if (!holds_link(l)) continue;
+    LinkState& state = links_.construct(l);
     state.from = link.from;
     state.to = link.to;
     state.latency = link.latency;
@@ -81,6 +80,11 @@ Ports::Ports(const topo::Fabric& fabric, const work::Dag& dag, const core::Simul
     Port& port = ports_.construct(l);
     port.credits.fill(static_cast<std::int32_t>(options.buffer_per_class));
     port.fail_at = fail_at[l];
+  }
+  for (const LinkPerturbation& p : perturbations) {
+    if (p.fail || !holds_link(p.link)) continue;
+    links_[p.link].perturbed_at = p.at;
+    links_[p.link].extra_latency = p.extra_latency;
   }
   if (options.record) {
     meters_ = LinkMeters(
@@ -141,9 +145,9 @@ std::uint64_t Ports::estimate_bytes(const topo::Fabric& fabric, const work::Dag&
                       : 2 * static_cast<std::uint64_t>(options.buffer_per_class /
                                                        std::max<Bytes>(options.cell_size, 1));
   // The meters' counters are kept for every link, on every rank: they are
-  // summed onto rank 0 at the end.
-  const std::uint64_t every_link = sizeof(LinkState) + sizeof(BitsPerSecond) +
-                                   sizeof(std::int32_t) +
+  // summed onto rank 0 at the end. A link's state is kept where the rank
+  // holds either end: about twice the links it sends on.
+  const std::uint64_t every_link = sizeof(BitsPerSecond) + sizeof(std::int32_t) +
                                    (options.record ? LinkMeters::kBytesPerLink : 0);
   const std::uint64_t link_sent_on =
       sizeof(Port) + cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell);
@@ -151,7 +155,8 @@ std::uint64_t Ports::estimate_bytes(const topo::Fabric& fabric, const work::Dag&
   // link fails), on every rank: a switch forwards cells of flows it does not hold.
   const std::uint64_t lane_slots =
       PortQueues::by_hop_bytes(dag.flow_count(), lane_hops(fabric, options, {}, dag.flow_count()));
-  return fabric.link_count() * every_link + links_here * link_sent_on + lane_slots;
+  return fabric.link_count() * every_link + links_here * (2 * sizeof(LinkState) + link_sent_on) +
+         lane_slots;
 }
 
 }  // namespace shoal::net

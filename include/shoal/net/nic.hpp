@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "shoal/core/simulator.hpp"
+#include "shoal/core/sparse_array.hpp"
 #include "shoal/net/cell_head.hpp"
 #include "shoal/net/event_codec.hpp"
 #include "shoal/net/keyed_flows.hpp"
@@ -189,8 +190,8 @@ class Nic {
   /// more under the starvation guard), per link and per GPU of the rank (`share`).
   static constexpr std::uint64_t kBytesPerFlow = 16;
   static constexpr std::uint64_t kBytesPerGuardedFlow = kBytesPerFlow + sizeof(Time);
-  static std::uint64_t estimate_bytes(const topo::Fabric& fabric, const work::Dag& dag,
-                                      const NetworkOptions& options, const RankShare& share);
+  static std::uint64_t estimate_bytes(const work::Dag& dag, const NetworkOptions& options,
+                                      const RankShare& share);
 
  private:
   /// A NIC port's own flows, and how many transmissions it has numbered.
@@ -232,7 +233,9 @@ class Nic {
   const topo::Fabric& fabric_;
   const work::Dag& dag_;
   Ports& ports_;
-  std::vector<PortFlows> port_flows_;       // by link: at a GPU, its flows with bytes to send
+  // By link, constructed where this rank owns the link's source (the ports
+  // it checks): at a GPU, its flows with bytes to send.
+  core::SparseArray<PortFlows> port_flows_;
   std::vector<Burst> bursts_;               // by LinkState::burst
   std::vector<std::uint32_t> gpu_min_key_;  // by GPU: the lowest key of the flows it sends
   std::vector<std::uint32_t> coflow_key_;   // by held coflow: its flows' NIC key

@@ -11,6 +11,7 @@
 
 #include <array>
 #include <bit>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <span>
@@ -80,8 +81,20 @@ class Ports {
 
   Port& operator[](topo::LinkId link) { return ports_[link]; }
   const Port& operator[](topo::LinkId link) const { return ports_[link]; }
-  const LinkState& link(topo::LinkId l) const { return links_[l]; }
-  LinkState& link(topo::LinkId l) { return links_[l]; }
+  /// A link's state: only of a link to or from a node this rank owns.
+  const LinkState& link(topo::LinkId l) const {
+    assert(holds_link(l));
+    return links_[l];
+  }
+  LinkState& link(topo::LinkId l) {
+    assert(holds_link(l));
+    return links_[l];
+  }
+  /// Whether it keeps the state of link `l`: a link to or from one of its nodes.
+  bool holds_link(topo::LinkId l) const {
+    const topo::Link& link = fabric_.link(l);
+    return sim_.owns(link.from) || sim_.owns(link.to);
+  }
   /// By link, the cells queued at its port: what adaptive spraying reads (kept only then).
   const std::vector<std::int32_t>& queued_cells() const { return queued_cells_; }
   LinkMeters& meters() { return meters_; }
@@ -252,8 +265,10 @@ class Ports {
   // By link, constructed only where this rank owns the link's source: the
   // only ports it uses.
   core::SparseArray<Port> ports_;
-  PortQueues queues_;                          // the cells waiting at ports_
-  std::vector<LinkState> links_;               // by link
+  PortQueues queues_;  // the cells waiting at ports_
+  // By link, constructed where this rank owns either end: every link whose
+  // cells it sends or receives.
+  core::SparseArray<LinkState> links_;
   std::vector<BitsPerSecond> perturbed_rate_;  // by link: its rate once perturbed
   std::vector<std::int32_t> queued_cells_;     // by link, where count_queued_
   LinkMeters meters_;

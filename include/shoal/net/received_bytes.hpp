@@ -1,7 +1,7 @@
 // The bytes received of the flows a rank counts (Network::counted_at), held
 // only while a flow arrives: an open-addressing table of the flows that have
 // begun and not ended on this rank, sized by how many arrive at once, and a
-// bit per flow of the DAG for those that have ended.
+// bit per flow the rank holds for those that have ended.
 //
 // A count for every flow of the DAG (8 bytes each) was the same on every rank,
 // whatever it received, so it never shrank with ranks. The flows in progress
@@ -11,7 +11,9 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "shoal/core/error.hpp"
@@ -22,8 +24,13 @@ namespace shoal::net {
 
 class ReceivedBytes {
  public:
-  /// For a DAG of `flows` flows.
-  explicit ReceivedBytes(std::size_t flows) : ended_((flows + 63) / 64, 0) {}
+  /// A flow's place among those a rank holds (work::Dag::held_index): its
+  /// ended bit. Asked only as a flow begins or ends, not for every cell.
+  using PlaceOf = std::function<std::size_t(std::uint32_t flow)>;
+  /// For `places` flows, each at `place_of(flow)` (empty: at its id). A bit
+  /// for every flow of the DAG was the same on every rank.
+  explicit ReceivedBytes(std::size_t places, PlaceOf place_of = {})
+      : place_of_(std::move(place_of)), ended_((places + 63) / 64, 0) {}
 
   /// Counts `bytes` more of `flow` (of `total` bytes); true when that ends it.
   /// An Error ("conservation: ...") when the flow has ended or would exceed its total.
@@ -37,7 +44,10 @@ class ReceivedBytes {
     return end_in_table(at, total);
   }
 
-  bool has_ended(std::uint32_t flow) const { return (ended_[flow / 64] >> (flow % 64) & 1) != 0; }
+  bool has_ended(std::uint32_t flow) const {
+    const std::size_t at = place(flow);
+    return (ended_[at / 64] >> (at % 64) & 1) != 0;
+  }
   /// What `flow` (of `total` bytes) has received on this rank.
   Bytes of(std::uint32_t flow, Bytes total) const {
     if (has_ended(flow)) return total;
@@ -51,10 +61,10 @@ class ReceivedBytes {
   /// Where add(flow) looks first: for prefetching.
   const void* home_address(std::uint32_t flow) const { return counts_.home_address(flow); }
 
-  /// For the memory estimate: the ended bits and a table for `in_progress`
-  /// flows at once.
-  static std::uint64_t estimate_bytes(std::uint64_t flows, std::uint64_t in_progress) {
-    return (flows + 63) / 64 * 8 + Table::bytes_for(in_progress);
+  /// For the memory estimate: the ended bits of `places` flows and a table
+  /// for `in_progress` flows at once.
+  static std::uint64_t estimate_bytes(std::uint64_t places, std::uint64_t in_progress) {
+    return (places + 63) / 64 * 8 + Table::bytes_for(in_progress);
   }
 
  private:
@@ -81,7 +91,11 @@ class ReceivedBytes {
     counts_.erase(at);
     return true;
   }
-  void mark_ended(std::uint32_t flow) { ended_[flow / 64] |= std::uint64_t{1} << (flow % 64); }
+  std::size_t place(std::uint32_t flow) const { return place_of_ ? place_of_(flow) : flow; }
+  void mark_ended(std::uint32_t flow) {
+    const std::size_t at = place(flow);
+    ended_[at / 64] |= std::uint64_t{1} << (at % 64);
+  }
   [[noreturn]] static void overcount(std::uint32_t flow, Bytes received, Bytes total) {
     throw Error("conservation: flow " + std::to_string(flow) + " received " +
                 std::to_string(received) + " of " + std::to_string(total) + " bytes");
@@ -89,7 +103,8 @@ class ReceivedBytes {
 
   Table counts_{kFirstSlots};  // the flows in progress here
   Bytes received_ = 0;
-  std::vector<std::uint64_t> ended_;  // a bit per flow
+  PlaceOf place_of_;
+  std::vector<std::uint64_t> ended_;  // a bit per place
 };
 
 }  // namespace shoal::net

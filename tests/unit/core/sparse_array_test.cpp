@@ -9,7 +9,9 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <utility>
+#include <vector>
 
 namespace shoal::core {
 namespace {
@@ -47,6 +49,28 @@ TEST(SparseArray, ConstructedEntriesHoldValuesAndOthersTakeNoPages) {
   SparseArray<Entry> moved = std::move(array);
   EXPECT_EQ(moved[3].value, 7);
   EXPECT_EQ(array.size(), 0u);  // NOLINT(bugprone-use-after-move): it is empty
+}
+
+TEST(SparseArray, EntriesThatOwnMemoryAreDestroyedWithTheArrayOnce) {
+  // Each entry holds a count that lives as long as the entry does.
+  struct Owner {
+    std::shared_ptr<int> alive;
+    std::vector<int> values;
+  };
+  const auto count = std::make_shared<int>(0);
+  {
+    SparseArray<Owner> array(1000);
+    for (const std::size_t i : {1u, 500u, 999u}) {
+      Owner& entry = array.construct(i);
+      entry.alive = count;
+      entry.values.assign(100, static_cast<int>(i));
+    }
+    EXPECT_EQ(count.use_count(), 4);
+    SparseArray<Owner> moved = std::move(array);
+    EXPECT_EQ(count.use_count(), 4) << "the move destroyed or copied entries";
+    EXPECT_EQ(moved[500].values.back(), 500);
+  }
+  EXPECT_EQ(count.use_count(), 1) << "an entry was not destroyed with its array";
 }
 
 }  // namespace

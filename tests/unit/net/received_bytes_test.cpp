@@ -4,6 +4,7 @@
 // after its end.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
@@ -84,6 +85,23 @@ TEST(ReceivedBytes, CountsPastATotalOrAfterTheEndAreConservationErrors) {
   } catch (const Error& e) {
     EXPECT_STREQ(e.what(), "conservation: flow 2 received 110 of 100 bytes");
   }
+}
+
+TEST(ReceivedBytes, AFlowsEndedBitIsAtItsPlaceAmongTheHeldFlows) {
+  // A rank holding flows 100, 200 and 300 of a large DAG keeps three bits.
+  const std::vector<std::uint32_t> held{100, 200, 300};
+  ReceivedBytes received(held.size(), [&](std::uint32_t flow) {
+    return static_cast<std::size_t>(std::find(held.begin(), held.end(), flow) - held.begin());
+  });
+  EXPECT_FALSE(received.add(200, 40, 100));
+  EXPECT_TRUE(received.add(200, 60, 100));
+  EXPECT_TRUE(received.add(300, 10, 10));
+  EXPECT_FALSE(received.has_ended(100));
+  EXPECT_TRUE(received.has_ended(200));
+  EXPECT_TRUE(received.has_ended(300));
+  EXPECT_EQ(received.of(100, 5), 0);
+  EXPECT_EQ(received.of(200, 100), 100);
+  EXPECT_THROW(received.add(300, 1, 10), Error);
 }
 
 }  // namespace
