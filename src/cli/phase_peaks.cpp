@@ -36,7 +36,7 @@ std::string PhasePeaks::report(const core::Comm& comm) const {
   }
   const std::uint64_t whole = *std::max_element(largest.begin(), largest.end());
   if (whole == 0) return {};
-  auto mb = [](std::uint64_t bytes) { return format_bytes_short(static_cast<Bytes>(bytes)); };
+  auto mb = [](std::uint64_t bytes) { return format_bytes_decimal(static_cast<Bytes>(bytes)); };
   const bool own = comm.min(std::int64_t{own_}) != 0;
   std::string text = "peak resident memory " + std::string(own ? "" : "of the process ") +
                      mb(whole) + (comm.size() > 1 ? " on the largest rank" : std::string());

@@ -276,8 +276,11 @@ std::string format_bytes_short(Bytes b) {
   std::string exact = format_bytes(b);
   const std::size_t digits = static_cast<std::size_t>(
       std::count_if(exact.begin(), exact.end(), [](char c) { return c >= '0' && c <= '9'; }));
-  if (digits <= 4) return exact;
-  if (b < 0) return std::string(1, '-').append(format_bytes_short(-b));
+  return digits <= 4 ? exact : format_bytes_decimal(b);
+}
+
+std::string format_bytes_decimal(Bytes b) {
+  if (b < 0) return std::string(1, '-').append(format_bytes_decimal(-b));
   constexpr std::array kDecimal{"B", "kB", "MB", "GB", "TB", "PB"};
   double value = static_cast<double>(b);
   std::size_t unit = 0;

@@ -44,6 +44,10 @@ std::string format_rate(BitsPerSecond r);
 /// For tables people read: format_bytes where it has at most 4 significant
 /// digits, else rounded to 4 in decimal units ("1.921 GB", not "1.920831744 GB").
 std::string format_bytes_short(Bytes b);
+/// Rounded to 4 significant digits in decimal units ("97.48 MB"), even where
+/// a binary unit is exact: for figures read side by side, such as a memory
+/// line's peaks, which a whole number of MiB would put in another unit.
+std::string format_bytes_decimal(Bytes b);
 
 /// Time to serialize `bytes` at `rate`, rounded up to a whole picosecond.
 Time transmit_time(Bytes bytes, BitsPerSecond rate);

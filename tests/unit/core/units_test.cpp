@@ -285,6 +285,10 @@ TEST(FormatBytes, ShorterOfBinaryAndDecimal) {
   EXPECT_EQ(format_bytes_short(12'345), "12.35 kB");
   EXPECT_EQ(format_bytes_short(999'999), "1.000 MB");
   EXPECT_EQ(format_bytes_short(-1'920'831'744), "-1.921 GB");
+  // Decimal whatever is exact: a memory line's peaks read in one unit.
+  EXPECT_EQ(format_bytes_decimal(97'517'568), "97.52 MB");  // 93 MiB
+  EXPECT_EQ(format_bytes_decimal(1'536), "1.536 kB");
+  EXPECT_EQ(format_bytes_decimal(512), "512 B");
 }
 
 // 32 MB is a whole number of KiB (31250) but not of MiB: "binary when exact" must not
