@@ -10,7 +10,6 @@
 #include <string>
 #include <vector>
 
-#include "shoal/core/error.hpp"
 #include "training_builder.hpp"
 
 namespace shoal::work {
