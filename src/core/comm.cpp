@@ -205,6 +205,13 @@ double Comm::max(double v) const { return mpi::all_reduce(impl_->comm, v, mpi::m
 double Comm::sum(double v) const { return mpi::all_reduce(impl_->comm, v, std::plus<double>()); }
 
 namespace {
+/// Large reductions go a block of values at a time: Open MPI's reduce holds
+/// buffers the size of its message at every inner rank of its tree, and the
+/// results' per-link and per-GPU arrays made that the largest transient of a
+/// run with output. The values are reduced element by element, so the result
+/// is the same.
+constexpr std::size_t kReduceBlock = std::size_t{1} << 15;
+
 template <class T, class Op>
 void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::span<T> out, Op op) {
   if (comm.size() == 1) {
@@ -212,12 +219,13 @@ void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::s
     return;
   }
   // Every rank has the same size; with none, boost would bind a reference to null.
-  if (in.empty()) return;
-  if (in.size() > static_cast<std::size_t>(INT_MAX)) throw Error("reduce: too many values");
-  if (comm.rank() == 0) {
-    mpi::reduce(comm, in.data(), static_cast<int>(in.size()), out.data(), op, 0);
-  } else {
-    mpi::reduce(comm, in.data(), static_cast<int>(in.size()), op, 0);
+  for (std::size_t first = 0; first < in.size(); first += kReduceBlock) {
+    const std::size_t count = std::min(kReduceBlock, in.size() - first);
+    if (comm.rank() == 0) {
+      mpi::reduce(comm, in.data() + first, static_cast<int>(count), out.data() + first, op, 0);
+    } else {
+      mpi::reduce(comm, in.data() + first, static_cast<int>(count), op, 0);
+    }
   }
 }
 }  // namespace
@@ -227,18 +235,19 @@ void Comm::sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_
 }
 
 void Comm::sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
-  if (in.empty()) return;
-  mpi::all_reduce(impl_->comm, in.data(), static_cast<int>(in.size()), out.data(),
-                  std::plus<std::uint64_t>());
+  for (std::size_t first = 0; first < in.size(); first += kReduceBlock) {
+    const std::size_t count = std::min(kReduceBlock, in.size() - first);
+    mpi::all_reduce(impl_->comm, in.data() + first, static_cast<int>(count), out.data() + first,
+                    std::plus<std::uint64_t>());
+  }
 }
 
 void Comm::sum_all_in_place(std::span<std::uint64_t> values) const {
-  if (values.empty()) return;
-  if (values.size() > static_cast<std::size_t>(INT_MAX)) {
-    throw Error("internal: a sum over ranks of more than 2^31 values");
+  for (std::size_t first = 0; first < values.size(); first += kReduceBlock) {
+    const std::size_t count = std::min(kReduceBlock, values.size() - first);
+    MPI_Allreduce(MPI_IN_PLACE, values.data() + first, static_cast<int>(count), MPI_UINT64_T,
+                  MPI_SUM, static_cast<MPI_Comm>(impl_->comm));
   }
-  MPI_Allreduce(MPI_IN_PLACE, values.data(), static_cast<int>(values.size()), MPI_UINT64_T, MPI_SUM,
-                static_cast<MPI_Comm>(impl_->comm));
 }
 
 namespace {
@@ -288,9 +297,11 @@ std::vector<char> Comm::gather_to_root(std::span<const char> in) const {
 }
 
 void Comm::or_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
-  if (in.empty()) return;
-  mpi::all_reduce(impl_->comm, in.data(), static_cast<int>(in.size()), out.data(),
-                  mpi::bitwise_or<std::uint64_t>());
+  for (std::size_t first = 0; first < in.size(); first += kReduceBlock) {
+    const std::size_t count = std::min(kReduceBlock, in.size() - first);
+    mpi::all_reduce(impl_->comm, in.data() + first, static_cast<int>(count), out.data() + first,
+                    mpi::bitwise_or<std::uint64_t>());
+  }
 }
 
 void Comm::min_to_root(std::span<const std::int64_t> in, std::span<std::int64_t> out) const {
