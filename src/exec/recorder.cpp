@@ -46,11 +46,12 @@ void Recorder::task_ended(work::TaskId task, Time now) {
   task_recorded_[slot] = 1;
 }
 
-void Recorder::record_unfinished() {
+bool Recorder::record_unfinished(std::size_t rows) {
   if (options_.flow_rows) {
-    for (std::uint32_t c = 0; c < dag_.coflows().size(); ++c) {
-      const work::Coflow& coflow = dag_.coflows()[c];
-      dag_.for_each_flow(coflow, [&](work::FlowId f, const work::Flow& flow) {
+    const std::size_t coflows = dag_.coflows().size();
+    for (; unfinished_coflow_ < coflows && flow_records_.size() < rows; ++unfinished_coflow_) {
+      const std::uint32_t c = static_cast<std::uint32_t>(unfinished_coflow_);
+      dag_.for_each_flow(dag_.coflows()[c], [&](work::FlowId f, const work::Flow& flow) {
         if (flow_recorded_[dag_.held_index(f)] != 0 || !sim_.owns(fabric_.gpu_node(flow.src))) {
           return;
         }
@@ -61,8 +62,11 @@ void Recorder::record_unfinished() {
       });
     }
   }
-  if (!options_.compute_rows) return;
-  for (std::size_t t = 0; t < dag_.tasks().size(); ++t) {
+  const bool flows_done = !options_.flow_rows || unfinished_coflow_ == dag_.coflows().size();
+  if (!options_.compute_rows) return flows_done;
+  const std::size_t tasks = dag_.tasks().size();
+  for (; unfinished_task_ < tasks && compute_records_.size() < rows; ++unfinished_task_) {
+    const std::size_t t = unfinished_task_;
     const work::ComputeTask& task = dag_.tasks()[t];
     if (task_recorded_[t] != 0 || !sim_.owns(fabric_.gpu_node(task.gpu))) continue;
     const work::TaskLabels& l = task.labels;
@@ -70,6 +74,7 @@ void Recorder::record_unfinished() {
     compute_records_.push_back({dag_.held_task_id(t), task.gpu, l.job, l.iteration, l.micro_batch,
                                 l.layer, static_cast<std::uint8_t>(l.kind), start, -1});
   }
+  return flows_done && unfinished_task_ == tasks;
 }
 
 namespace {
@@ -129,29 +134,38 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
   net::LinkMeters& meters = network.meters();
   if (!meters.on()) return r;
   const topo::LinkId links = fabric_.link_count();
-  std::vector<std::uint64_t> link_bytes, link_busy;
-  link_bytes.reserve(std::size_t{links} * net::kClasses);
-  link_busy.reserve(links);
-  for (topo::LinkId l = 0; l < links; ++l) {
-    for (int c = 0; c < net::kClasses; ++c) link_bytes.push_back(meters.bytes(l, c));
-    link_busy.push_back(meters.busy(l));
+  const bool root = comm.rank() == 0;
+  r.link_bytes.assign(root ? std::size_t{links} * net::kClasses : 0, 0);
+  r.link_busy.assign(root ? links : 0, 0);
+  // A block of links at a time: no rank holds a second copy of every link's counts.
+  constexpr topo::LinkId kBlock = 8192;
+  std::vector<std::uint64_t> bytes, busy;
+  for (topo::LinkId first = 0; first < links; first += kBlock) {
+    const topo::LinkId end = std::min(links, first + kBlock);
+    bytes.clear();
+    busy.clear();
+    for (topo::LinkId l = first; l < end; ++l) {
+      for (int c = 0; c < net::kClasses; ++c) bytes.push_back(meters.bytes(l, c));
+      busy.push_back(meters.busy(l));
+    }
+    const auto at = [&](std::vector<std::uint64_t>& out, std::size_t from, std::size_t count) {
+      return root ? std::span(out).subspan(from, count) : std::span<std::uint64_t>();
+    };
+    comm.sum_to_root(bytes, at(r.link_bytes, std::size_t{first} * net::kClasses, bytes.size()));
+    comm.sum_to_root(busy, at(r.link_busy, first, busy.size()));
   }
-  r.link_bytes.assign(comm.rank() == 0 ? link_bytes.size() : 0, 0);
-  comm.sum_to_root(link_bytes, r.link_bytes);
-  r.link_busy.assign(comm.rank() == 0 ? link_busy.size() : 0, 0);
-  comm.sum_to_root(link_busy, r.link_busy);
   if (!meters.binning()) return r;
   // Every rank learns every link's total (each link is counted on one rank),
   // so all pick the same busiest links; their bins are summed onto rank 0.
   net::LinkBins& bins = meters.bins();
-  std::vector<std::uint64_t> total(links, 0), all(links, 0);
+  std::vector<std::uint64_t> all(links, 0);
   for (topo::LinkId l = 0; l < links; ++l) {
-    for (int c = 0; c < net::kClasses; ++c) total[l] += meters.bytes(l, c);
+    for (int c = 0; c < net::kClasses; ++c) all[l] += meters.bytes(l, c);
   }
   // A rank whose links went quiet early may have widened less: all take the widest.
   bins.widen_to(static_cast<Time>(comm.max(static_cast<std::int64_t>(bins.width()))));
   r.link_util_width = bins.width();  // on every rank: the file's attribute is collective
-  comm.sum_all(total, all);
+  comm.sum_all_in_place(all);
   const auto rows = static_cast<std::uint64_t>(comm.max(static_cast<std::int64_t>(bins.rows())));
   std::vector<topo::LinkId> order(links);
   for (topo::LinkId l = 0; l < links; ++l) order[l] = l;

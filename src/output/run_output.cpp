@@ -205,18 +205,28 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
                               const std::string& policy, const sched::CoflowPriorities& priorities,
                               bool completed) {
   model.set_sync_hook({});
-  model.recorder().record_unfinished();
-  append_records(model.recorder());
+  // A run cut short leaves most of its tasks unfinished: their rows go a
+  // block at a time, in as many collective appends on every rank.
+  bool left = true;
+  while (left) {
+    const bool mine = !model.recorder().record_unfinished(Hdf5File::kChunkRows);
+    append_records(model.recorder());
+    left = comm_.max(std::int64_t{mine}) != 0;
+  }
   const work::Dag& dag = setup.dag;
-  // Each block's rows, merged from the ranks that hold its coflows, on rank 0.
+  // Each block's rows, merged from the ranks that hold its coflows, on rank
+  // 0, and appended a dataset chunk at a time: merged in smaller blocks, the
+  // merge's buffers stay below the chunk's rows.
   std::vector<CoflowTableRow> table;
+  table.reserve(comm_.rank() == 0 ? Hdf5File::kChunkRows : 0);
   exec::CoflowRowOptions rows;
   rows.key = priorities.key;
   rows.cls = priorities.cls;
-  rows.block = Hdf5File::kChunkRows;
+  rows.block = Hdf5File::kChunkRows / kMergesPerChunk;
+  const std::size_t blocks = (dag.coflow_count() + rows.block - 1) / rows.block;
+  std::size_t merged = 0;
   exec::merge_coflow_rows(
       comm_, dag, model.recorder(), rows, [&](std::span<const exec::CoflowRow> block) {
-        table.clear();
         for (const exec::CoflowRow& row : block) {
           const work::CoflowLabels& l = row.labels;
           const exec::CoflowOutcome o = exec::coflow_outcome(row);
@@ -224,7 +234,10 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
                            static_cast<std::uint8_t>(l.type), row.cls, row.key, row.flow_count,
                            o.bytes, o.start == kTimeInfinity ? -1 : o.start, o.done ? o.end : -1});
         }
+        // The same blocks on every rank: the appends, collective, match.
+        if (++merged % kMergesPerChunk != 0 && merged != blocks) return;
         file_.append(coflows_table_, table.data(), table.size());
+        table.clear();
       });
   std::vector<IterationRow> iterations;
   if (comm_.rank() == 0) {

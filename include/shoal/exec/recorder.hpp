@@ -117,8 +117,11 @@ class Recorder {
   /// The rows recorded since the last call, for the output file to take.
   std::vector<FlowRecord>& flow_records() { return flow_records_; }
   std::vector<ComputeRecord>& compute_records() { return compute_records_; }
-  /// At the end: rows for this rank's flows and tasks that never finished.
-  void record_unfinished();
+  /// At the end: rows for this rank's flows and tasks that never finished,
+  /// about `rows` of each table a call (a coflow's flows are not split), so
+  /// that the output file takes them a block at a time. False while some are
+  /// left for the next call.
+  bool record_unfinished(std::size_t rows);
 
   /// Collective: every flow's and task's times on rank 0 (empty elsewhere),
   /// with the network's counts. The ranks' /link_util bins are widened to one
@@ -169,6 +172,8 @@ class Recorder {
   std::vector<FlowRecord> flow_records_;
   std::vector<ComputeRecord> compute_records_;
   std::vector<std::uint8_t> flow_recorded_, task_recorded_;  // with flow and compute rows
+  // Where record_unfinished() goes on: the next coflow slot and task slot.
+  std::size_t unfinished_coflow_ = 0, unfinished_task_ = 0;
   /// results()'s share for the tasks: the summaries, and with task_times
   /// every task's times.
   void task_results(const core::Comm& comm, RunResults& r) const;

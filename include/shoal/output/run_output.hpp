@@ -36,6 +36,8 @@ class RunOutput {
                      bool completed);
 
  private:
+  /// The coflow table's chunk is merged over the ranks in this many blocks.
+  static constexpr std::size_t kMergesPerChunk = 4;
   void append_records(exec::Recorder& recorder);
   /// /meta/inputs: each file the config named, whole up to [output]
   /// embed_limit, with its SHA-256 (docs/output.md).

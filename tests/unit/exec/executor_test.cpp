@@ -15,6 +15,7 @@
 #include "shoal/exec/model.hpp"
 #include "shoal/exec/outcomes.hpp"
 #include "shoal/topo/builders.hpp"
+#include "shoal/topo/fabric_config.hpp"
 
 namespace shoal::exec {
 namespace {
@@ -148,6 +149,64 @@ TEST(Recorder, CoflowTimesWithoutFlowTimesAreThoseTheFlowsGive) {
   }
   EXPECT_LT(Recorder::estimate_bytes(fabric, dag, by_coflow, dag.all_flows().size()),
             Recorder::estimate_bytes(fabric, dag, {}, dag.all_flows().size()));
+}
+
+// A run cut short leaves rows to write for every flow and task that did not
+// finish; the output file takes them a few at a time. Together with the rows
+// recorded as things ended, every flow and task has exactly one.
+TEST(Recorder, UnfinishedRowsComeInBlocksAndCoverEveryFlowAndTaskOnce) {
+  const topo::Fabric fabric = test::contending_leaf_spine(4);
+  const work::Dag dag = test::contending_dag(16, 40'000, 300'001, 3 * kMicrosecond);
+  const core::Partition partition = topo::partition_fabric(fabric, 1, "block");
+  core::EngineOptions engine;
+  engine.progress = false;
+  engine.end_time = 30 * kMicrosecond;
+  const core::Comm comm = core::Comm::self();  // the simulator keeps a reference
+  core::Simulator sim(comm, fabric.layout(), partition, engine);
+  RecorderOptions recording = RecorderOptions::coflows_only();
+  recording.flow_rows = true;
+  recording.compute_rows = true;
+  const net::NetworkOptions options;
+  const Perturbations perturbations;
+  Model model(fabric, dag, sim, options, perturbations, {}, recording);
+  model.initialize();
+  sim.run(model);
+  Recorder& recorder = model.recorder();
+  std::vector<std::uint32_t> flows, tasks;
+  std::size_t unfinished_flows = 0, unfinished_tasks = 0;
+  auto take = [&] {
+    for (const FlowRecord& row : recorder.flow_records()) {
+      flows.push_back(row.id);
+      unfinished_flows += row.end_ps < 0;
+    }
+    for (const ComputeRecord& row : recorder.compute_records()) {
+      tasks.push_back(row.task);
+      unfinished_tasks += row.end_ps < 0;
+    }
+    recorder.flow_records().clear();
+    recorder.compute_records().clear();
+  };
+  take();
+  constexpr std::size_t kRows = 3;
+  int calls = 0;
+  for (bool done = false; !done; ++calls) {
+    ASSERT_LT(calls, 1000) << "record_unfinished never said it was done";
+    done = recorder.record_unfinished(kRows);
+    EXPECT_LE(recorder.compute_records().size(), kRows);
+    take();
+  }
+  EXPECT_TRUE(recorder.record_unfinished(kRows));  // nothing is written twice
+  EXPECT_TRUE(recorder.compute_records().empty() && recorder.flow_records().empty());
+  EXPECT_GT(unfinished_tasks, kRows) << "the cut left too few tasks to need several calls";
+  EXPECT_GT(unfinished_flows, 0u);
+  EXPECT_GT(calls, 2);
+  std::sort(flows.begin(), flows.end());
+  std::sort(tasks.begin(), tasks.end());
+  std::vector<std::uint32_t> all_flows(dag.all_flows().size()), all_tasks(dag.tasks().size());
+  for (std::uint32_t i = 0; i < all_flows.size(); ++i) all_flows[i] = i;
+  for (std::uint32_t i = 0; i < all_tasks.size(); ++i) all_tasks[i] = i;
+  EXPECT_EQ(flows, all_flows);
+  EXPECT_EQ(tasks, all_tasks);
 }
 
 TEST(Model, CheckOutcomeNamesADeadlockATaskThatNeverRanAndLostBytes) {
