@@ -142,8 +142,10 @@ TEST(EngineMpi, EndTimeOnAWindowEdge) { expect_same_as_serial(Strategy::kBlock, 
 
 TEST(EngineMpi, ZeroLatencyCutLinkIsRejectedOnEveryRank) {
   const Comm world = Comm::world();
-  Layout layout("zero", {2, 2, 2, 2}, {"a0", "a1", "a2", "a3"});
-  layout.add_link(0, 3, 0);
+  // Eight atoms, so that up to eight ranks each get one; the link joins the
+  // first and the last, on different ranks whenever there are several.
+  Layout layout("zero", {2, 2, 2, 2, 2, 2, 2, 2}, {"a0", "a1", "a2", "a3", "a4", "a5", "a6", "a7"});
+  layout.add_link(0, 7, 0);
   const Partition partition = Partition::from_strategy(layout, world.size(), Strategy::kBlock);
   if (world.size() == 1) {
     EXPECT_EQ(lookahead(layout, partition), kTimeInfinity);
