@@ -189,5 +189,43 @@ TEST(EngineMpi, ASumInPlaceAddsEveryRanksValues) {
   EXPECT_EQ(values, expected);
 }
 
+// Long arrays are reduced a block of values at a time (core/comm.cpp): every
+// value, across the blocks' seams, comes out as one reduction would give it.
+TEST(EngineMpi, LongReductionsGiveEveryValue) {
+  const Comm world = Comm::world();
+  const auto r = static_cast<std::int64_t>(world.rank());
+  const auto n = static_cast<std::int64_t>(world.size());
+  constexpr std::size_t kValues = 100'003;  // several blocks and a short last one
+  std::vector<std::uint64_t> mine(kValues), all(kValues), root(world.rank() == 0 ? kValues : 0);
+  std::vector<std::int64_t> signed_mine(kValues), low(root.size()), high(root.size());
+  for (std::size_t i = 0; i < kValues; ++i) {
+    mine[i] = i + static_cast<std::uint64_t>(r);
+    signed_mine[i] = static_cast<std::int64_t>(i) * (r + 1) - r;
+  }
+  world.sum_all(mine, all);
+  world.sum_to_root(mine, root);
+  world.min_to_root(signed_mine, low);
+  world.max_to_root(signed_mine, high);
+  std::vector<std::uint64_t> in_place = mine;
+  world.sum_all_in_place(in_place);
+  std::vector<std::uint64_t> bits(kValues, 0), ored(kValues, 0);
+  for (std::size_t i = 0; i < kValues; ++i) bits[i] = std::uint64_t{1} << ((i + r) % 64);
+  world.or_all(bits, ored);
+  for (std::size_t i = 0; i < kValues; ++i) {
+    const auto v = static_cast<std::int64_t>(i);
+    const auto sum = static_cast<std::uint64_t>(n * v + n * (n - 1) / 2);
+    ASSERT_EQ(all[i], sum) << "value " << i;
+    ASSERT_EQ(in_place[i], sum) << "value " << i;
+    std::uint64_t expected_bits = 0;
+    for (std::int64_t k = 0; k < n; ++k) expected_bits |= std::uint64_t{1} << ((i + k) % 64);
+    ASSERT_EQ(ored[i], expected_bits) << "value " << i;
+    if (world.rank() != 0) continue;
+    ASSERT_EQ(root[i], sum) << "value " << i;
+    // i * (k + 1) - k over the ranks k: lowest at k = 0 for i >= 1, highest at k = n - 1.
+    ASSERT_EQ(low[i], i == 0 ? -(n - 1) : v) << "value " << i;
+    ASSERT_EQ(high[i], i == 0 ? 0 : v * n - (n - 1)) << "value " << i;
+  }
+}
+
 }  // namespace
 }  // namespace shoal::core
