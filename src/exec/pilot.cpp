@@ -117,7 +117,7 @@ core::Partition pilot_partition(const topo::Fabric& fabric, int ranks) {
 
 PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const work::Dag& dag,
                      const net::NetworkOptions& network, const Perturbations& perturbations,
-                     std::uint64_t seed, std::size_t slices) {
+                     std::uint64_t seed, std::size_t slices, Time end) {
   PilotLoad pilot;
   pilot.load.slices = slices;
   PilotStarts starts;
@@ -128,6 +128,7 @@ PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const w
     core::EngineOptions engine;
     engine.seed = seed;
     engine.progress = false;
+    engine.end_time = end;
     core::Simulator sim(comm, fabric.layout(), partition, engine);
     Model model(fabric, dag, sim, pilot_network(network), perturbations, {}, pilot_recording());
     model.initialize();

@@ -34,10 +34,11 @@ struct PilotLoad {
 /// pilot's time, on every rank: a flow adds its cells (its bytes over
 /// `network.cell_size`, at least one) to its sender and to its receiver in the
 /// slice where it starts, a compute task one to its GPU where it starts. The
-/// same for any number of ranks.
+/// same for any number of ranks. It stops at `end` (the run's end time): a
+/// run cut short is balanced for what it runs.
 PilotLoad pilot_load(const core::Comm& comm, const topo::Fabric& fabric, const work::Dag& dag,
                      const net::NetworkOptions& network, const Perturbations& perturbations,
-                     std::uint64_t seed, std::size_t slices);
+                     std::uint64_t seed, std::size_t slices, Time end = kTimeInfinity);
 
 /// The partition the pilot runs under on `ranks` ranks: the weighted
 /// partition's units (a leaf with its servers) dealt to the ranks in turn
