@@ -8,8 +8,9 @@
 #   run's strategy at 3 ranks, the same table as one rank; written as a file
 #   by `shoal partition fabric --strategy weighted`; refused by `shoal topo`,
 #   which has no workload;
-# - weighted on a training job, whose units dealt in turn (as its pilot ran)
-#   balance as well: the run keeps the pilot's fragments, and writes the same
+# - weighted on a training job cut at 50 ms, whose pilot stops there and whose
+#   units dealt in turn (as its pilot ran) balance as well: the run keeps the
+#   pilot's fragments, and writes the same
 #   table as one rank; fat-tree-64's workload is placed by load instead;
 # - a file for another rank count, for another fabric, a malformed file and a
 #   name that is neither a strategy nor a file: one line naming it, exit 1.
@@ -68,8 +69,10 @@ if ! grep -q "ranks 2 (partition weighted)" qwen-two.log; then
   bad "weighted on a training job: the run did not use it: $(grep -E 'ranks|error' qwen-two.log | head -2)"
 elif ! grep -q "keeps the pilot's fragments" qwen-two.log; then
   bad "weighted on a training job: the pilot's fragments were not kept"
+elif ! grep -q "pilot on the instant network with latency, [0-9]* events over 50 ms on 2 ranks" qwen-two.log; then
+  bad "weighted on a training job: the pilot did not stop at the run's end (50 ms): $(grep pilot qwen-two.log | head -1)"
 elif cmp -s qwen-one.csv qwen-two.csv; then
-  ok "weighted on a training job at 2 ranks, the pilot's fragments kept: coflow table identical to 1 rank"
+  ok "weighted on a training job at 2 ranks, its pilot to the run's end, the pilot's fragments kept: coflow table identical to 1 rank"
 else
   bad "weighted on a training job at 2 ranks: coflow table differs from 1 rank"
 fi
