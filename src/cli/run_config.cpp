@@ -25,9 +25,9 @@ using core::release_free_heap;
 
 exec::PilotLoad weighted_pilot(const core::Comm& comm, const exec::RunSetup& setup) {
   const auto start = std::chrono::steady_clock::now();
-  exec::PilotLoad pilot = exec::pilot_load(comm, *setup.fabric, setup.dag, setup.network,
-                                           setup.perturbations, setup.engine.seed, kPilotSlices,
-                                           setup.engine.end_time);
+  exec::PilotLoad pilot =
+      exec::pilot_load(comm, *setup.fabric, setup.dag, setup.network, setup.perturbations,
+                       setup.engine.seed, kPilotSlices, setup.engine.end_time);
   const double seconds =
       std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   if (comm.rank() == 0) {

@@ -40,9 +40,9 @@ std::vector<std::uint64_t> loads_from_starts(const topo::Fabric& fabric, const w
   std::vector<std::uint64_t> expected(std::size_t{fabric.gpu_count()} * kSlices, 0);
   used.assign(kSlices, 0);
   auto slice_of = [&](Time t) {
-    return std::min<std::size_t>(kSlices - 1,
-                                 static_cast<std::size_t>(static_cast<double>(t) /
-                                                          static_cast<double>(span) * kSlices));
+    return std::min<std::size_t>(
+        kSlices - 1,
+        static_cast<std::size_t>(static_cast<double>(t) / static_cast<double>(span) * kSlices));
   };
   for (std::size_t f = 0; f < dag.all_flows().size(); ++f) {
     const work::Flow& flow = dag.all_flows()[f];
