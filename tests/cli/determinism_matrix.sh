@@ -40,7 +40,7 @@ for config in $configs; do
     # so that its one busy link crosses ranks.
     [ "$config" = figure-a ] && extra=(--set topology.gpus=4 --set run.partition=round-robin)
     [ "$config" = starved ] && extra+=(--set network.buffer_per_class=4KiB)
-    # 2 and 4 ranks take each window's events atom by atom; 1 and 3 by time
+    # 2, 4 and 8 ranks take each window's events atom by atom; 1 and 3 by time
     # (what "auto" picks for fabrics this small): both orders, every dataset.
     if [ $((n % 2)) -eq 0 ]; then extra+=(--set run.event_order=atom); fi
     timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/$config.toml" --quiet --check \
