@@ -15,8 +15,12 @@ work::DagFragment rank_fragment(const topo::Fabric& fabric, const net::NetworkOp
   work::DagFragment fragment;
   fragment.gpus = fabric.gpu_count();
   fragment.owns.resize(fabric.gpu_count());
+  fragment.concerns.resize(fabric.gpu_count());
   for (work::GpuId g = 0; g < fabric.gpu_count(); ++g) {
     fragment.owns[g] = owner[fabric.gpu_node(g)] == rank;
+    // keep() below selects a flow only where its sender, its receiver or its
+    // receiver's inbound node (counted_at: the one or the other) is here.
+    fragment.concerns[g] = fragment.owns[g] || owner[inbound[g]] == rank;
   }
   fragment.keep = [&fabric, rank, owner = std::move(owner),
                    inbound = std::move(inbound)](const work::Flow& f) {

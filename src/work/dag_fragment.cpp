@@ -134,10 +134,44 @@ void Dag::set_fragment(DagFragment fragment) {
   }
   keep_ = std::move(fragment.keep);
   owns_ = std::move(fragment.owns);
+  concerns_ = std::move(fragment.concerns);
   fragment_gpus_ = fragment.gpus;
   held_flows_.clear();
   held_tasks_.clear();
   whole_ = false;
+}
+
+bool Dag::holds_no_flow_among(std::span<const GpuId> gpus) const {
+  if (!trusts_generator() || concerns_.empty()) return false;
+  // Beyond the fabric a flow is held everywhere (add_fragment_flows).
+  return std::none_of(gpus.begin(), gpus.end(), [&](GpuId g) {
+    return g >= fragment_gpus_ || g >= concerns_.size() || concerns_[g];
+  });
+}
+
+NodeRef Dag::add_unheld_coflow(const CoflowLabels& labels, Time earliest_start,
+                               std::uint32_t flow_count, Bytes bytes, GpuId largest_gpu) {
+  if (!trusts_generator()) throw Error("internal: a coflow counted outside a trusted fragment");
+  if (flow_count > 0) flow_gpus_used_ = std::max(flow_gpus_used_, largest_gpu + 1);
+  make_room(coflows_, 1);
+  const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
+  Coflow c;
+  c.labels = labels;
+  c.earliest_start = earliest_start;
+  c.first_flow = static_cast<std::uint32_t>(flow_count_);
+  c.flow_count = flow_count;
+  c.bytes = bytes;
+  // As add_trusted_coflow keeps one it holds no flow of.
+  c.name = kDroppedCoflowName;
+  resolved_ = false;
+  ++unnamed_nodes_;
+  flow_count_ += flow_count;
+  held_flows_.add_unheld(flow_count);
+  total_bytes_ += bytes;
+  coflows_.push_back(c);
+  ++counted_coflows_;
+  grew();
+  return node;
 }
 
 void Dag::add_fragment_flows(std::span<const Flow> flows) {

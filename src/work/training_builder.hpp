@@ -1,9 +1,10 @@
 // Builds one training job's DAG (work/training_dag.hpp): placement, the
-// pipeline schedule with each layer's compute and its EP, TP and PP coflows
-// (training_dag.cpp), and the data-parallel gradient reduction, the
-// optimizer step and the parameter all-gathers (training_dp.cpp); overlap's
-// pairs and chunks (training_overlap.cpp) and per-step expert swaps
-// (training_swap.cpp). Private to the work layer.
+// pipeline schedule with each layer's compute and its TP and PP coflows
+// (training_dag.cpp), its EP all-to-alls (training_ep.cpp), the
+// data-parallel gradient reduction, the optimizer step and the parameter
+// all-gathers (training_dp.cpp); overlap's pairs and chunks
+// (training_overlap.cpp) and per-step expert swaps (training_swap.cpp).
+// Private to the work layer.
 #pragma once
 
 #include <array>
@@ -155,14 +156,20 @@ class TrainingBuilder {
   /// reference that stands for it (Dag::reference).
   std::string add_task(std::uint32_t r, std::string name, Time duration,
                        std::vector<std::string> after, const TaskLabels& labels);
+  // --- the EP all-to-all (training_ep.cpp) ---
   /// One EP all-to-all of a group: to the experts or back, in the forward or
-  /// backward pass, by the job's ep_comm (dtype, de-duplication).
+  /// backward pass, by the job's ep_comm (dtype, de-duplication). Where a
+  /// fragment holds none of its flows, they are counted, not made.
   void ep_coflow(const std::string& name, std::uint32_t s, std::uint32_t tp, std::uint32_t edp,
                  bool forward, bool to_experts, const CoflowLabels& l,
                  std::vector<std::string> after);
   /// ep_coflow's flows, into flows_.
   void ep_flows(std::uint32_t s, std::uint32_t tp, std::uint32_t edp, bool forward, bool to_experts,
                 const CoflowLabels& l);
+  /// ep_coflow's flows, in order, each given to sink(src, dst, bytes).
+  template <class Sink>
+  void ep_pairs(std::uint32_t s, std::uint32_t tp, std::uint32_t edp, bool forward, bool to_experts,
+                const CoflowLabels& l, Sink&& sink);
   NodeRef ring_coflow(const std::string& name, const std::vector<std::uint32_t>& members,
                       Bytes bytes, const CoflowLabels& l, std::vector<std::string> after);
   /// Several rings in one coflow: each member sends `bytes` to the next of its ring.
@@ -226,6 +233,8 @@ class TrainingBuilder {
   std::uint32_t iteration_ = 0;
   std::string prefix_;
   std::vector<Flow> flows_;
+  std::vector<GpuId> member_gpus_;              // ep_coflow's group
+  std::vector<Bytes> member_bytes_;             // ep_pairs's bytes to each member
   std::vector<std::vector<std::string>> last_;  // by stage-local index, for the stage being built
   std::map<std::uint32_t, std::vector<std::string>> last_of_stage_;  // by job rank
   std::vector<std::string> optimizer_;  // by job rank: the last optimizer step added (add_task)

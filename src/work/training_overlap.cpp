@@ -102,6 +102,14 @@ void TrainingBuilder::chunked_ffn(std::uint32_t s, std::uint32_t mb, std::uint32
                     ": use fewer chunks");
       }
     }
+    if (dag_.holds_no_flow_among(members)) {
+      // No flow of it is held here: counted, as ep_coflow counts an unchunked one.
+      Bytes bytes = 0;
+      for (const Flow& f : flows_) bytes += f.bytes;
+      dag_.add_unheld_coflow(l, 0, static_cast<std::uint32_t>(flows_.size()), bytes,
+                             members.back());
+      return;
+    }
     dag_.add_coflow(name, l, 0, flows_, std::move(after));
   };
   auto group = [&](std::uint32_t tp, std::uint32_t e) {

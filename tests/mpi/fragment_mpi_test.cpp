@@ -1,5 +1,6 @@
 // A rank's fragment of the flows (exec/fragment.hpp) at N ranks: each rank
-// builds every flow it sends, receives or counts, and fewer than all of them;
+// builds every flow it sends, receives or counts, and fewer than all of them,
+// and counts without making those of the coflows that concern none of its GPUs;
 // the ranks check together the rule their fragments share; and a run on the
 // fragments is the same run as on whole DAGs, crux's keys included.
 #include <gtest/gtest.h>
@@ -139,10 +140,17 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
     return nodes;
   };
   ASSERT_EQ(part.coflows().size(), whole.coflows().size());
+  EXPECT_EQ(part.total_bytes(), whole.total_bytes());
+  // The EP all-to-alls among GPUs none of which concerns the rank were
+  // counted, not made: the same ids and bytes.
+  EXPECT_GT(part.counted_coflows(), 0u) << "every coflow's flows made: nothing tested";
   std::size_t unnamed = 0, sent = 0;
   for (std::uint32_t c = 0; c < whole.coflows().size(); ++c) {
     const work::Coflow& p = part.coflows()[c];
     const work::Coflow& w = whole.coflows()[c];
+    ASSERT_EQ(p.first_flow, w.first_flow) << "coflow " << w.name;
+    ASSERT_EQ(p.flow_count, w.flow_count) << "coflow " << w.name;
+    ASSERT_EQ(p.bytes, w.bytes) << "coflow " << w.name;
     const std::span<const work::Flow> held = part.flows_of(p);
     const bool sends =
         std::ranges::any_of(held, [&](const work::Flow& f) { return part.owns(f.src); });

@@ -100,6 +100,12 @@ struct DagFragment {
   /// The fabric's GPUs: a flow to or from beyond them is held everywhere,
   /// so that every rank names it in its error.
   GpuId gpus = 0;
+  /// By GPU: those a flow `keep` selects can come from or go to (the GPUs
+  /// it owns, and those whose arriving flows it counts). Where given, a
+  /// trusted generator counts, and does not list, the flows of a coflow
+  /// among GPUs none of which it names (Dag::holds_no_flow_among); empty:
+  /// any GPU may be.
+  std::vector<bool> concerns;
 };
 
 class Dag {
@@ -149,6 +155,20 @@ class Dag {
   void trust_generator();
   /// Whether trust_generator() was called on a fragment.
   bool trusts_generator() const { return trusted_ && !whole_; }
+  /// For a trusted generator, of a coflow whose every flow goes between two
+  /// of `gpus`: whether this fragment keeps none of its flows (no GPU among
+  /// them is one the fragment's `concerns` names). The generator may then
+  /// count the coflow's flows instead of making them (add_unheld_coflow):
+  /// a rank makes only the flows of the coflows that concern its GPUs.
+  bool holds_no_flow_among(std::span<const GpuId> gpus) const;
+  /// Such a coflow as add_coflow adds it here, from its flows' count and
+  /// bytes and their largest GPU id: the same ids and bytes, no flow held,
+  /// no name and no dependencies. Its flows must be ones the check accepts
+  /// (none to itself, none empty), as a trusted generator's are.
+  NodeRef add_unheld_coflow(const CoflowLabels& labels, Time earliest_start,
+                            std::uint32_t flow_count, Bytes bytes, GpuId largest_gpu);
+  /// The coflows add_unheld_coflow added.
+  std::size_t counted_coflows() const { return counted_coflows_; }
 
   /// The resource guard watching a large DAG grow (it throws to stop the
   /// build): called with 0 every 4,096 nodes added, and, just before the
@@ -358,7 +378,9 @@ class Dag {
   HeldSet held_flows_;
   std::function<bool(const Flow&)> keep_;
   std::vector<bool> owns_;
+  std::vector<bool> concerns_;
   GpuId fragment_gpus_ = 0;
+  std::size_t counted_coflows_ = 0;
   std::vector<Flow> kept_;  // a coflow's held flows, on their way in
   /// Adds `flows` (a coflow's) to a fragment: those keep_ selects and those
   /// the check would refuse are held, and every flow numbered.

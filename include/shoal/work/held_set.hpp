@@ -4,6 +4,7 @@
 // own, in order; this finds an item's place in that storage without a map.
 #pragma once
 
+#include <algorithm>
 #include <bit>
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +34,18 @@ class HeldSet {
     if (++size_ % 64 == 0) {
       bits_.push_back(0);
       before_.push_back(static_cast<std::uint32_t>(held_));
+    }
+  }
+  /// Numbers the next `count` items, none held: a word at a time.
+  void add_unheld(std::size_t count) {
+    while (count > 0) {
+      const std::size_t step = std::min(count, 64 - size_ % 64);
+      size_ += step;
+      count -= step;
+      if (size_ % 64 == 0) {
+        bits_.push_back(0);
+        before_.push_back(static_cast<std::uint32_t>(held_));
+      }
     }
   }
   /// Items numbered, held or not.
