@@ -156,14 +156,8 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
     bytes += f.bytes;
     flow_gpus_used_ = std::max({flow_gpus_used_, f.src + 1, f.dst + 1});
   }
-  make_room(coflows_, 1);
-  const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
-  Coflow c;
-  c.labels = labels;
-  c.earliest_start = earliest_start;
-  c.first_flow = static_cast<std::uint32_t>(flow_count_);
-  c.flow_count = static_cast<std::uint32_t>(flows.size());
-  c.bytes = bytes;
+  const NodeRef node = next_coflow();
+  Coflow c = numbered_coflow(labels, earliest_start, flows.size(), bytes);
   if (trusts_generator()) {
     add_trusted_coflow(name, node, c, flows, after);
   } else {

@@ -153,14 +153,8 @@ NodeRef Dag::add_unheld_coflow(const CoflowLabels& labels, Time earliest_start,
                                std::uint32_t flow_count, Bytes bytes, GpuId largest_gpu) {
   if (!trusts_generator()) throw Error("internal: a coflow counted outside a trusted fragment");
   if (flow_count > 0) flow_gpus_used_ = std::max(flow_gpus_used_, largest_gpu + 1);
-  make_room(coflows_, 1);
-  const NodeRef node{NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
-  Coflow c;
-  c.labels = labels;
-  c.earliest_start = earliest_start;
-  c.first_flow = static_cast<std::uint32_t>(flow_count_);
-  c.flow_count = flow_count;
-  c.bytes = bytes;
+  const NodeRef node = next_coflow();
+  Coflow c = numbered_coflow(labels, earliest_start, flow_count, bytes);
   // As add_trusted_coflow keeps one it holds no flow of.
   c.name = kDroppedCoflowName;
   resolved_ = false;

@@ -25,21 +25,14 @@
 namespace shoal::exec {
 namespace {
 
+using work::test_jobs::eight_leaf_fat_tree;
 using work::test_jobs::generate;
 using work::test_jobs::small_moe;
 
-topo::Fabric fat_tree_64() {
-  topo::FatTreeSpec spec;
-  spec.base.gpus = 64;
-  spec.base.gpus_per_server = 4;
-  spec.radix = 16;  // 8 GPUs a leaf: 8 leaves, so every rank count cuts the job
-  return topo::build_fat_tree(spec);
-}
-
-/// The small MoE job on fat_tree_64, whole and as this rank's fragment under
+/// The small MoE job on eight_leaf_fat_tree, whole and as this rank's fragment under
 /// the topology partition (on one rank, whole too).
 struct Fragment {
-  topo::Fabric fabric = fat_tree_64();
+  topo::Fabric fabric = eight_leaf_fat_tree();
   work::Dag whole, part;
   core::Partition partition;
   work::JobSpec job = small_moe();  // as generate() completes it
@@ -179,7 +172,7 @@ TEST(FragmentMpi, EachRankHoldsTheFlowsItSendsReceivesOrCounts) {
 
 TEST(FragmentMpi, TheRanksCheckTogetherThatADependencyConcernsASender) {
   const core::Comm world = core::Comm::world();
-  const topo::Fabric fabric = fat_tree_64();
+  const topo::Fabric fabric = eight_leaf_fat_tree();
   const core::Partition partition = topo::partition_fabric(fabric, world.size(), "topology");
   // GPU 63 sends "late" after "early", which it has no flow in: "early"
   // concerns only "late"'s other sender, GPU 0, which another rank owns.
@@ -212,7 +205,7 @@ TEST(FragmentMpi, TheRanksCheckTogetherThatADependencyConcernsASender) {
 
 TEST(FragmentMpi, EveryRankNamesACycleThroughOtherRanksTasks) {
   const core::Comm world = core::Comm::world();
-  const topo::Fabric fabric = fat_tree_64();
+  const topo::Fabric fabric = eight_leaf_fat_tree();
   const core::Partition partition = topo::partition_fabric(fabric, world.size(), "topology");
   // 0 -> 63 ("there") feeds a task on GPU 63, whose reply (63 -> 0, "back")
   // feeds a task on GPU 0 that "there" waits for: one cycle through both ends
@@ -243,7 +236,7 @@ TEST(FragmentMpi, EveryRankNamesACycleThroughOtherRanksTasks) {
 
 TEST(FragmentMpi, CruxWeighsTheComputeOfEveryRanksTasks) {
   const core::Comm world = core::Comm::world();
-  const topo::Fabric fabric = fat_tree_64();
+  const topo::Fabric fabric = eight_leaf_fat_tree();
   const core::Partition partition = topo::partition_fabric(fabric, world.size(), "topology");
   // Two jobs, on GPUs 0-1 and 62-63 (the two ends of the fabric, which
   // different ranks own): job 0 computes ten times longer for the same bytes,

@@ -355,6 +355,22 @@ class Dag {
     return [this](NodeRef n) -> std::string_view { return name(n); };
   }
   std::string describe(NodeRef node) const;
+  /// The next coflow's node, with room for it.
+  NodeRef next_coflow() {
+    make_room(coflows_, 1);
+    return {NodeRef::Kind::kCoflow, static_cast<std::uint32_t>(coflows_.size())};
+  }
+  /// The next coflow, its flows numbered from the next flow id.
+  Coflow numbered_coflow(const CoflowLabels& labels, Time earliest_start, std::size_t flow_count,
+                         Bytes bytes) const {
+    Coflow c;
+    c.labels = labels;
+    c.earliest_start = earliest_start;
+    c.first_flow = static_cast<std::uint32_t>(flow_count_);
+    c.flow_count = static_cast<std::uint32_t>(flow_count);
+    c.bytes = bytes;
+    return c;
+  }
 
   std::string_view store_name(std::string_view name) {
     const std::span<const char> chars = name_chars_.copy(name);

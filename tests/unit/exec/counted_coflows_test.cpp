@@ -10,23 +10,14 @@
 
 #include "shoal/exec/fragment.hpp"
 #include "shoal/net/network_options.hpp"
-#include "shoal/topo/builders.hpp"
 #include "shoal/topo/fabric_config.hpp"
 #include "work/training_cases.hpp"
 
 namespace shoal::exec {
 namespace {
 
+using work::test_jobs::eight_leaf_fat_tree;
 using work::test_jobs::generate;
-
-/// 64 GPUs, 4 a server, 8 a leaf: an EP group of 8 spans the two servers of one leaf.
-topo::Fabric fat_tree_64() {
-  topo::FatTreeSpec spec;
-  spec.base.gpus = 64;
-  spec.base.gpus_per_server = 4;
-  spec.radix = 16;
-  return topo::build_fat_tree(spec);
-}
 
 struct EpCase {
   std::string name;
@@ -54,7 +45,7 @@ work::JobSpec ep_job(const EpCase& c) {
 class CountedCoflows : public testing::TestWithParam<EpCase> {};
 
 TEST_P(CountedCoflows, EachRankHoldsWhatItKeepsOfTheWholeDag) {
-  const topo::Fabric fabric = fat_tree_64();
+  const topo::Fabric fabric = eight_leaf_fat_tree();
   const net::NetworkOptions network;
   const core::Partition partition = topo::partition_fabric(fabric, 4, "topology");
   work::JobSpec job = ep_job(GetParam());

@@ -57,6 +57,16 @@ inline topo::Fabric fat_tree_64() {
   return topo::build_fat_tree(spec);
 }
 
+/// 64 GPUs, 4 a server, on 8 leaves of 8 (radix 16): every rank count up to
+/// 8 cuts a job across leaves, and an EP group of 8 spans one leaf's servers.
+inline topo::Fabric eight_leaf_fat_tree() {
+  topo::FatTreeSpec spec;
+  spec.base.gpus = 64;
+  spec.base.gpus_per_server = 4;
+  spec.radix = 16;
+  return topo::build_fat_tree(spec);
+}
+
 /// Runs `dag` on `fabric` and returns the results; `slow_link` gets `delay` more latency.
 inline exec::RunResults simulate(const topo::Fabric& fabric, const Dag& dag,
                                  topo::LinkId slow_link = topo::kNoLink, Time delay = 0) {
