@@ -102,7 +102,7 @@ struct DagFragment {
   GpuId gpus = 0;
   /// By GPU: those a flow `keep` selects can come from or go to (the GPUs
   /// it owns, and those whose arriving flows it counts). Where given, a
-  /// trusted generator counts, and does not list, the flows of a coflow
+  /// trusted generator may count, and not make, the flows of a coflow
   /// among GPUs none of which it names (Dag::holds_no_flow_among); empty:
   /// any GPU may be.
   std::vector<bool> concerns;
@@ -158,8 +158,8 @@ class Dag {
   /// For a trusted generator, of a coflow whose every flow goes between two
   /// of `gpus`: whether this fragment keeps none of its flows (no GPU among
   /// them is one the fragment's `concerns` names). The generator may then
-  /// count the coflow's flows instead of making them (add_unheld_coflow):
-  /// a rank makes only the flows of the coflows that concern its GPUs.
+  /// count the coflow's flows instead of making them (add_unheld_coflow),
+  /// as the training generator does for its EP all-to-alls.
   bool holds_no_flow_among(std::span<const GpuId> gpus) const;
   /// Such a coflow as add_coflow adds it here, from its flows' count and
   /// bytes and their largest GPU id: the same ids and bytes, no flow held,
