@@ -408,10 +408,13 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
           results.bytes_delivered == setup.dag.total_bytes();  // same on every rank
       // Every byte arrived: each rank's ports must be empty with all credit back.
       if (delivered && !summary.stopped) model->check_end_state();
+      // Flows left without an end time: check_outcome says why, and the
+      // results stay in FILE.partial, never over FILE (docs/output.md).
+      const bool failed = !delivered && !summary.stopped && setup.engine.end_time == kTimeInfinity;
       std::string written;  // the HDF5 file that holds the results
       if (h5) {
         written = h5->finish(setup, *model, results, summary, name, priorities,
-                             delivered && !summary.stopped);
+                             delivered && !summary.stopped, failed);
       }
       if (summary.stopped) {
         // SIGTERM or SIGINT (a time limit): what was simulated is written, marked incomplete.
@@ -432,7 +435,8 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
         return 3;
       }
       // The coflow CSV and the report's table, merged over the ranks (collective).
-      const std::string csv = hdf5 ? std::string() : output_for(output, name, several);
+      std::string csv = hdf5 ? std::string() : output_for(output, name, several);
+      if (failed && !csv.empty()) csv += ".partial";
       const std::vector<NamedCoflowRow> table =
           coflow_table(world, setup.dag, model->recorder(), csv, kTableRows);
       peaks.end(PhasePeaks::kRun);
@@ -449,7 +453,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
             setup.network.link_util_memory);
       }
       if (!setup.jobs.empty()) report_jobs(setup, results);
-      exec::Model::check_outcome(setup.dag, results, setup.engine.end_time);
+      exec::Model::check_outcome(setup.dag, results, setup.engine.end_time, summary.simulated_time);
       outcomes.push_back({name, std::move(results)});
       return 0;
     });
@@ -471,7 +475,8 @@ void add_run_command(CLI::App& app, const GlobalOptions& global, Action& action)
   cmd->add_option("-o,--output", args->output,
                   "Write the results: FILE.h5 (HDF5: coflows, flows, compute, iterations, links, "
                   "meta; docs/output.md; also .hdf5) or FILE.csv (the coflow table); an existing "
-                  "file needs --force");
+                  "file needs --force")
+      ->check(file_name());
   cmd->add_flag("--force", args->force,
                 "Overwrite existing output files (a run stopped by a signal keeps a completed "
                 "HDF5 file and leaves its own results in FILE.partial)");

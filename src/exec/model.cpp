@@ -31,9 +31,18 @@ void Model::initialize() {
   executor_.initialize(sim_, network_);
 }
 
-void Model::check_outcome(const work::Dag& dag, const RunResults& r, Time end_time) {
+void Model::check_outcome(const work::Dag& dag, const RunResults& r, Time end_time,
+                          Time simulated) {
   const bool complete = unfinished_flows(r) == 0;
   if (end_time == kTimeInfinity && !complete) {
+    // Times add saturating at kTimeInfinity: a run this late has run out of
+    // clock, not of things to do.
+    if (simulated >= kTimeInfinity / 2) {
+      throw Error("the run reached simulated time " + format_time(simulated) +
+                  " with flows unfinished: times past 2^63 ps (about 106 days) cannot be "
+                  "represented; the links are too slow (topology.link_rate) or the workload too "
+                  "large for one run");
+    }
     throw Error("the run ended with flows unfinished and no end time: a deadlock");
   }
   // Flows and tasks end at most once (checked as they end); without an end

@@ -238,12 +238,13 @@ void Hdf5File::bytes(const std::string& path, std::string_view data) {
 
 void Hdf5File::flush() { check(H5Fflush(impl_->file, H5F_SCOPE_GLOBAL), "flushing"); }
 
-std::string Hdf5File::commit(bool stopped) {
+std::string Hdf5File::commit(RunEnd end) {
   impl_->close();
   comm_.barrier();
   const std::string partial = path_ + ".partial";
-  std::uint64_t keep_old = 0;  // rank 0 looks; every rank learns its answer
-  if (comm_.rank() == 0 && stopped) {
+  if (end == RunEnd::kFailed) return partial;  // the same on every rank
+  std::uint64_t keep_old = 0;                  // rank 0 looks; every rank learns its answer
+  if (comm_.rank() == 0 && end == RunEnd::kStopped) {
     keep_old = run_file_status(path_) == RunFileStatus::kComplete ? 1 : 0;
   }
   std::uint64_t kept = 0;

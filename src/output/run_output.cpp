@@ -203,7 +203,7 @@ void RunOutput::attach(exec::Model& model, std::int64_t events_per_rank) {
 std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
                               const exec::RunResults& r, const core::RunSummary& summary,
                               const std::string& policy, const sched::CoflowPriorities& priorities,
-                              bool completed) {
+                              bool completed, bool failed) {
   model.set_sync_hook({});
   // A run cut short leaves most of its tasks unfinished: their rows go a
   // block at a time, in as many collective appends on every rank.
@@ -331,7 +331,10 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
   file_.attribute("meta", "sweep_point", setup.sweep_point);
   write_inputs(setup);
   write_nodes(*setup.fabric);
-  return file_.commit(summary.stopped);
+  using RunEnd = Hdf5File::RunEnd;
+  return file_.commit(summary.stopped ? RunEnd::kStopped
+                      : failed        ? RunEnd::kFailed
+                                      : RunEnd::kFinished);
 }
 
 }  // namespace shoal::output

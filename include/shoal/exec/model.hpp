@@ -103,9 +103,10 @@ class Model final : public net::FlowEvents {
   void check_end_state() const { network_.check_end_state(); }
   /// On rank 0, after a run that was not stopped: every flow and task ended
   /// exactly once and every byte arrived, unless the run had an end time.
-  /// Throws an Error naming the first problem (a deadlock, a task that never
-  /// ran, bytes lost).
-  static void check_outcome(const work::Dag& dag, const RunResults& results, Time end_time);
+  /// Throws an Error naming the first problem (a deadlock, simulated time run
+  /// out, a task that never ran, bytes lost). `simulated`: where the run ended.
+  static void check_outcome(const work::Dag& dag, const RunResults& results, Time end_time,
+                            Time simulated);
 
   void on_flow_received(work::FlowId flow, core::Simulator& sim) override {
     executor_.flow_received(flow, sim, network_);

@@ -53,11 +53,17 @@ class Hdf5File {
   void bytes(const std::string& path, std::string_view data);
   /// Writes what is buffered in HDF5's caches to the file (it stays readable).
   void flush();
+  /// How a run ended, for commit.
+  enum class RunEnd {
+    kFinished,  // its end time, or every flow done
+    kStopped,   // by a signal
+    kFailed,    // flows left and no end time: its results say why, but are no result
+  };
   /// Closes the file and renames PATH.partial to PATH, except where the run
-  /// was `stopped` (a signal) and PATH holds a completed run (a --force rerun):
-  /// PATH is kept and the results stay in PATH.partial. Returns the file that
-  /// holds them (the same on every rank).
-  std::string commit(bool stopped);
+  /// failed, or was stopped while PATH holds a completed run (a --force
+  /// rerun): the results then stay in PATH.partial, and PATH is kept. Returns
+  /// the file that holds them (the same on every rank).
+  std::string commit(RunEnd end);
 
   const std::string& path() const { return path_; }
 

@@ -29,11 +29,12 @@ class RunOutput {
   /// rank, which runs one long window, every 4 M events between them too.
   void attach(exec::Model& model, std::int64_t events_per_rank = std::int64_t{1} << 22);
   /// Collective: the last rows, the end tables and /meta; renames the file
-  /// (Hdf5File::commit) and returns the one that holds the results.
+  /// (Hdf5File::commit) and returns the one that holds the results. `failed`:
+  /// flows were left with no end time set (the same on every rank).
   std::string finish(const exec::RunSetup& setup, exec::Model& model,
                      const exec::RunResults& results, const core::RunSummary& summary,
                      const std::string& policy, const sched::CoflowPriorities& priorities,
-                     bool completed);
+                     bool completed, bool failed);
 
  private:
   /// The coflow table's chunk is merged over the ranks in this many blocks.

@@ -209,7 +209,7 @@ TEST(Recorder, UnfinishedRowsComeInBlocksAndCoverEveryFlowAndTaskOnce) {
   EXPECT_EQ(tasks, all_tasks);
 }
 
-TEST(Model, CheckOutcomeNamesADeadlockATaskThatNeverRanAndLostBytes) {
+TEST(Model, CheckOutcomeNamesADeadlockTimeRunOutATaskThatNeverRanAndLostBytes) {
   work::Dag dag;
   const std::vector<work::Flow> flow{{0, 1, 1000}};
   dag.add_coflow("c", {}, 0, flow, {});
@@ -218,17 +218,20 @@ TEST(Model, CheckOutcomeNamesADeadlockATaskThatNeverRanAndLostBytes) {
   RunResults r;
   r.coflows.unfinished_flows = 1;
   r.first_unfinished_task = 0;
-  EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity); }),
+  const Time late = kTimeInfinity / 2;  // from here on, times may have saturated
+  EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity, late - 1); }),
                   "flows unfinished and no end time: a deadlock"));
-  Model::check_outcome(dag, r, kMillisecond);  // cut off by an end time: fine
+  EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity, late); }),
+                  "times past 2^63 ps (about 106 days) cannot be represented"));
+  Model::check_outcome(dag, r, kMillisecond, kMillisecond);  // cut off by an end time: fine
   r.coflows.unfinished_flows = 0;
   r.bytes_delivered = 1000;
-  EXPECT_TRUE(
-      Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity); }), "task 0 never ran"));
+  EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kTimeInfinity, kMillisecond); }),
+                  "task 0 never ran"));
   r.first_unfinished_task = -1;
-  Model::check_outcome(dag, r, kTimeInfinity);
+  Model::check_outcome(dag, r, kTimeInfinity, kMillisecond);
   r.bytes_delivered = 999;
-  EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kMillisecond); }),
+  EXPECT_TRUE(Has(error_of([&] { Model::check_outcome(dag, r, kMillisecond, kMillisecond); }),
                   "conservation: delivered 999 bytes of 1000"));
 }
 
