@@ -153,7 +153,7 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
   Bytes bytes = 0;
   for (const Flow& f : flows) {
     check_gpu_id("coflow", name, std::max(f.src, f.dst));
-    bytes += f.bytes;
+    add_bytes(bytes, f.bytes);
     flow_gpus_used_ = std::max({flow_gpus_used_, f.src + 1, f.dst + 1});
   }
   const NodeRef node = next_coflow();
@@ -174,7 +174,7 @@ NodeRef Dag::add_coflow(std::string name, const CoflowLabels& labels, Time earli
       coflow_after_names_.emplace_back(node.index, std::move(after));
     }
   }
-  total_bytes_ += bytes;
+  add_bytes(total_bytes_, bytes);
   coflows_.push_back(c);
   grew();
   return node;

@@ -161,7 +161,7 @@ NodeRef Dag::add_unheld_coflow(const CoflowLabels& labels, Time earliest_start,
   ++unnamed_nodes_;
   flow_count_ += flow_count;
   held_flows_.add_unheld(flow_count);
-  total_bytes_ += bytes;
+  add_bytes(total_bytes_, bytes);
   coflows_.push_back(c);
   ++counted_coflows_;
   grew();

@@ -8,6 +8,51 @@
 
 namespace shoal::work {
 
+namespace {
+
+/// Bytes and times are 64-bit integers: a job whose single transfers or
+/// tasks would pass them is refused before any product is formed, in long
+/// double, with generous bounds (the widest dtype, every expert active, one
+/// GPU computing a whole layer). What a whole run adds up is checked where it
+/// is summed (Dag::add_bytes, Model::check_outcome).
+void check_magnitudes(const JobSpec& job, const std::string& where) {
+  using Wide = long double;
+  constexpr Wide kLimit = 4.6e18L;  // 2^62: twice this still fits in a signed 64-bit value
+  const ModelSpec& m = job.model;
+  const ParallelSpec& p = job.parallel;
+  Wide dtype =
+      std::max<Wide>({Wide(m.dtype_bytes), 4.0L, Wide(job.schedule.grad_reduce_dtype_bytes)});
+  for (const std::uint64_t d : job.ep_comm.dtype_bytes) dtype = std::max(dtype, Wide(d));
+  const Wide hidden = m.hidden, tokens = p.micro_batch_tokens;
+  const Wide ffn_width =
+      std::max<Wide>(m.ffn, Wide(m.shared_ffn) + Wide(m.experts) * Wide(m.expert_ffn));
+  const Wide layer_params = 4 * hidden * hidden + 3 * hidden * ffn_width + hidden * m.experts;
+  const Wide params = Wide(m.layers) * layer_params + 2 * hidden * Wide(m.vocab);
+  const Wide gpus = std::max<Wide>(Wide(p.tp) * p.cp * p.pp * std::max<Wide>(p.dp, 1), 1);
+  // A coflow's bytes: at most every GPU sending a micro-batch's activations
+  // to each of its experts, or the model's gradients.
+  const Wide activations = tokens * hidden * dtype * std::max<Wide>(m.top_k, 1);
+  if (!(gpus * activations <= kLimit) || !(params * dtype <= kLimit)) {
+    throw Error(where + "a transfer of this job passes what 64 bits hold (2^62 bytes): check " +
+                "model.hidden, ffn, expert_ffn, experts, vocab, layers, dtype_bytes and " +
+                "parallelism.micro_batch_tokens");
+  }
+  // A layer's compute for one micro-batch: six FLOPs a parameter and token,
+  // the attention's query-key pairs, and the LM head.
+  const Wide flops = 6 * tokens * (layer_params + 2 * hidden * Wide(m.vocab)) +
+                     12 * tokens * Wide(m.sequence) * hidden;
+  const Wide rate = Wide(job.gpu.peak_tflops) * 1e12L * Wide(job.gpu.efficiency);
+  const Wide picoseconds = flops / rate * 1e12L * (1 + Wide(job.gpu.backward_factor));
+  if (!(picoseconds <= kLimit)) {
+    throw Error(where + "a layer's compute would take " +
+                format_time(static_cast<Time>(std::min(picoseconds, 9e18L))) +
+                ", past what simulated time holds (2^62 ps, about 53 days): check model.hidden, " +
+                "ffn, expert_ffn, sequence and parallelism.micro_batch_tokens");
+  }
+}
+
+}  // namespace
+
 std::uint64_t ModelSpec::attention_params() const {
   const std::uint64_t kv = kv_heads == 0 ? heads : kv_heads;
   const std::uint64_t head_dim = hidden / heads;
@@ -128,6 +173,7 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
   if (skew.hot_ratio < 1 || skew.hot_ratio > p.ep || skew.zipf < 0) {
     throw Error(where + "skew.hot_ratio must be between 1 and ep, zipf not negative");
   }
+  check_magnitudes(*this, where);
 }
 
 JobSpec JobSpec::rank_view() const {

@@ -507,6 +507,14 @@ class Dag {
   bool resolved_ = false;
   GrowthCheck growth_check_;
   std::uint32_t added_since_check_ = 0;
+  /// Adds `more` to a sum of bytes, which is 64 bits: a workload that passes
+  /// them is refused, not wrapped round.
+  static void add_bytes(Bytes& sum, Bytes more) {
+    if (__builtin_add_overflow(sum, more, &sum)) {
+      throw Error("workload: its bytes pass what 64 bits hold (about 9.2 EB in all): " +
+                  std::string("fewer iterations, micro-batches or GPUs, or smaller messages"));
+    }
+  }
   void grew() {
     if (growth_check_ && ++added_since_check_ == 4096) {
       added_since_check_ = 0;

@@ -92,6 +92,28 @@ TEST(JobFile, ParallelismBeyondTheLargestFabricIsAnError) {
   EXPECT_EQ(read_job_file(fits.path()).parallel.pp, 1024u);
 }
 
+TEST(JobFile, SizesPastSixtyFourBitsAreOneErrorNotAWrappedNumber) {
+  // hidden = 4e12 squared wrapped in 64 bits, and a traffic report printed
+  // negative petabytes; a task's time from huge sizes came out negative.
+  const JobFile hidden(
+      "[model]\nlayers = 4\nhidden = 4000000000000\nheads = 4\nffn = 128\nvocab = 100\n"
+      "sequence = 16\n[parallelism]\nmicro_batch_tokens = 16\n");
+  JobSpec wide = read_job_file(hidden.path());
+  EXPECT_TRUE(Has(error_of([&] { wide.resolve(64, 8); }),
+                  "a transfer of this job passes what 64 bits hold (2^62 bytes)"));
+  // A layer of 7e10 parameters over 1e10 tokens: about a year of one GPU.
+  const JobFile tokens(
+      "[model]\nlayers = 4\nhidden = 65536\nheads = 64\nffn = 262144\nvocab = 100\n"
+      "sequence = 16\n[parallelism]\nmicro_batch_tokens = 10000000000\n");
+  JobSpec slow = read_job_file(tokens.path());
+  EXPECT_TRUE(Has(error_of([&] { slow.resolve(64, 8); }), "a layer's compute would take"));
+  // Large but representable: 2^30 tokens of the small model resolve.
+  const JobFile fits(std::string(kModel) + "[parallelism]\nmicro_batch_tokens = 1073741824\n");
+  JobSpec ok = read_job_file(fits.path());
+  ok.resolve(64, 8);
+  EXPECT_EQ(ok.parallel.micro_batch_tokens, 1073741824u);
+}
+
 TEST(JobFile, ReadsTheSchedule) {
   const JobFile file(std::string(kModel) +
                      "[schedule]\ndp_reduce = \"every-micro-batch\"\ndp_bucket = \"160MB\"\n"
