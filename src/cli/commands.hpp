@@ -31,6 +31,16 @@ inline CLI::Validator positive_seconds() {
       "SECONDS>0");
 }
 
+/// An output's check: a file name, not an empty string (which would read as
+/// "no output" and write nothing).
+inline CLI::Validator file_name() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        return text.empty() ? "needs a file name, not an empty string" : std::string();
+      },
+      "FILE");
+}
+
 /// The command to run once parsing succeeded; returns the exit code.
 using Action = std::function<int(const core::Comm&)>;
 

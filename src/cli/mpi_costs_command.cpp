@@ -83,7 +83,8 @@ void add_mpi_costs_command(CLI::App& app, Action& action) {
       "Measure this machine's MPI costs for `shoal scale --network FILE` (run under mpirun "
       "with 2 or more ranks)");
   cmd->add_option("-o,--output", args->output,
-                  "Write them to FILE (TOML, as configs/scale/); default: standard output");
+                  "Write them to FILE (TOML, as configs/scale/); default: standard output")
+      ->check(file_name());
   cmd->add_option("--rounds", args->rounds, "Rounds to take the median of")
       ->check(CLI::Range(1, 1000))
       ->capture_default_str();

@@ -134,7 +134,8 @@ void add_rerun_command(CLI::App& app, const GlobalOptions& global, Action& actio
   cmd->add_option("-o,--output", args->output,
                   "Where to write the new results (FILE.h5 or FILE.csv); an existing file "
                   "needs --force")
-      ->required();
+      ->required()
+      ->check(file_name());
   cmd->add_flag("--force", args->force, "Overwrite an existing output file");
   cmd->add_option("--progress-interval", args->progress_interval,
                   "Seconds between progress lines (--quiet turns them off)")

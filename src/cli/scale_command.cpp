@@ -142,6 +142,12 @@ struct Prepared {
 
 void prepare(const core::Comm& world, const ScaleArgs& args, Prepared& prep) {
   prep.counts = parse_ranks(args.ranks);
+  // Both are CSV, which a name like x.h5 would hide from shoal-report and rerun.
+  for (const auto& [path, flag] : {std::pair{args.output, "-o"}, {args.parts, "--parts"}}) {
+    if (!path.empty() && core::lower_extension(path) != ".csv") {
+      throw Error(std::string(flag) + " " + path + ": the table is CSV; name a .csv file");
+    }
+  }
   if (world.rank() == 0 && !args.output.empty()) {
     core::require_new_output(args.output, args.force, "-o");
   }
@@ -376,9 +382,11 @@ void add_scale_command(CLI::App& app, const GlobalOptions& global, Action& actio
                   "Override a config value: TABLE.KEY=VALUE (repeatable)");
   cmd->add_option("-o,--output", args->output,
                   "Write the table as CSV (tools/shoal-report plots it); an existing file needs "
-                  "--force");
+                  "--force")
+      ->check(file_name());
   cmd->add_option("--parts", args->parts,
-                  "Write each rank count's per-part events and crossing events as CSV");
+                  "Write each rank count's per-part events and crossing events as CSV")
+      ->check(file_name());
   cmd->add_flag("--force", args->force, "Overwrite existing output files");
   cmd->callback([&action, &global, args] {
     action = [&global, args](const core::Comm& world) {

@@ -13,6 +13,7 @@
 #include <span>
 
 #include "commands.hpp"
+#include "memory_guard.hpp"
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
@@ -32,9 +33,17 @@ struct TrainingArgs {
   bool force = false;
 };
 
+/// Reads the config on one rank, under the guard `shoal run` puts on the
+/// DAG's growth: a job too large for the memory stops with a message.
+void read_guarded(const TrainingArgs& args, RunSetup& setup) {
+  setup.dag.set_growth_check(dag_growth_guard(1, setup));
+  read_config(args.config, args.overrides, 1, setup);
+  setup.dag.set_growth_check({});
+}
+
 RunSetup read_training(const TrainingArgs& args) {
   RunSetup setup;
-  read_config(args.config, args.overrides, 1, setup);
+  read_guarded(args, setup);
   if (setup.jobs.empty()) {
     throw Error("config " + args.config +
                 ": the workload has no training job ([workload] job or jobs)");
@@ -141,6 +150,9 @@ std::vector<std::string> chakra_files_present(const std::string& prefix) {
 /// more NPUs.
 int dag_chakra(const TrainingArgs& args) {
   if (args.gpu >= 0) throw Error("--gpu: --format chakra writes every GPU's DAG");
+  if (std::filesystem::path(args.output).filename().empty()) {
+    throw Error("-o " + args.output + ": a trace needs a NAME after the folder (DIR/NAME)");
+  }
   const std::vector<std::string> present = chakra_files_present(args.output);
   if (!present.empty() && !args.force) {
     throw Error("-o " + args.output + ": " + present.front() +
@@ -148,7 +160,7 @@ int dag_chakra(const TrainingArgs& args) {
   }
   core::require_new_output(args.output + ".0.et", args.force, "-o");
   RunSetup setup;
-  read_config(args.config, args.overrides, 1, setup);
+  read_guarded(args, setup);
   const work::GpuId gpus = setup.dag.gpus_used();
   const std::vector<std::string> files = work::chakra_export_files(args.output, gpus);
   for (const std::string& file : files) core::require_new_output(file, args.force, "-o");
@@ -256,14 +268,16 @@ void add_training_commands(CLI::App& app, Action& action) {
                 "Run config (TOML): with [workload] job or jobs for JSON, any for chakra")
       ->required()
       ->check(CLI::ExistingFile);
-  d->add_option("--gpu", args->gpu, "The GPU (JSON only)");
+  d->add_option("--gpu", args->gpu, "The GPU (JSON only)")
+      ->check(CLI::Range(std::int64_t{0}, std::int64_t{(1 << 20) - 1}));
   d->add_option(
        "--format", args->format,
        "json (one GPU's DAG) or chakra (NAME.0.et ... one file per GPU, docs/workloads.md)")
       ->capture_default_str()
       ->check(CLI::IsMember({"json", "chakra"}));
   d->add_option("-o,--output", args->output, "The JSON file to write, or DIR/NAME for chakra")
-      ->required();
+      ->required()
+      ->check(file_name());
   d->add_flag("--force", args->force, "Overwrite an existing output file");
   d->add_option("--set", args->overrides, "Override a config value: TABLE.KEY=VALUE (repeatable)");
   d->callback([&action, args] {

@@ -406,8 +406,13 @@ void load_dag_file(const std::string& path, Dag& dag, bool json) {
     try {
       json = nlohmann::json::parse(in);
     } catch (const nlohmann::json::parse_error& err) {
+      // The library's text, without its "[json.exception.parse_error.101] " tag.
+      std::string what = err.what();
+      if (const auto tag = what.find("] "); what.rfind("[json.", 0) == 0 && tag != what.npos) {
+        what.erase(0, tag + 2);
+      }
       throw Error("workload " + path + ", byte " + std::to_string(err.byte) + ": not valid JSON (" +
-                  std::string(err.what()) + ")");
+                  what + ")");
     } catch (const nlohmann::json::exception& err) {
       // Valid syntax, but a value JSON cannot hold: a number beyond a double (1e400).
       throw Error("workload " + path + ": not valid JSON (" + std::string(err.what()) + ")");
@@ -438,6 +443,14 @@ void load_dag_file(const std::string& path, Dag& dag, bool json) {
       throw Error(where(path, key.source()) + ": unknown key '" + std::string(key.str()) +
                   "' (a workload holds [[task]], [[coflow]] and [[pattern]] entries)");
     }
+  }
+  const bool empty = std::none_of(std::begin(sections), std::end(sections), [&](const auto& s) {
+    const toml::node* list = root.get(s.first);
+    return list != nullptr && (!list->is_array() || !list->as_array()->empty());
+  });
+  if (empty) {
+    throw Error("workload " + path +
+                ": holds no [[task]], [[coflow]] or [[pattern]] entry: nothing to simulate");
   }
   Totals totals;
   for (const auto& [section, read] : sections) {

@@ -267,6 +267,46 @@ else
   echo "ok   workload check under mpirun: one line, no MPI_ABORT banner"; passed=$((passed + 1))
 fi
 
+# Empty names, a CSV under another extension, a workload with nothing in it,
+# and sizes past 64 bits.
+fig_a="$src/configs/examples/figure-a.toml"
+expect_error run-output-empty "--output: needs a file name, not an empty string" run1 run "$fig_a" -o ""
+expect_error scale-output-not-csv "-o $dir/scale.h5: the table is CSV; name a .csv file" \
+  run1 scale "$fig_a" --ranks 2 -o "$dir/scale.h5"
+expect_error dag-chakra-without-name "-o $dir/: a trace needs a NAME after the folder (DIR/NAME)" \
+  run1 dag "$fig_a" --format chakra -o "$dir/"
+expect_error dag-negative-gpu "--gpu: Value -1 not in range" \
+  run1 dag "$src/configs/examples/qwen-64.toml" --gpu -1 -o "$dir/gpu.json"
+: >"$dir/empty-workload.toml"
+expect_error workload-empty "workload $dir/empty-workload.toml: holds no [[task]], [[coflow]] or [[pattern]] entry" \
+  run1 workload check "$dir/empty-workload.toml"
+printf '{"coflow": [' >"$dir/cut.json"
+expect_error workload-json-cut "workload $dir/cut.json, byte 13: not valid JSON (parse error at line 1, column 13" \
+  run1 workload check "$dir/cut.json"
+expect_error job-compute-past-64-bits "a layer's compute would take" \
+  run1 traffic "$src/configs/examples/qwen-64.toml" --set job.micro_batch_tokens=99999999999
+expect_error traffic-memory-guard "over run.memory_limit = 200 MiB; raise the limit or use a smaller workload" \
+  run1 traffic "$src/configs/examples/qwen-64.toml" --set job.micro_batches=10000 --set run.memory_limit=200MiB
+expect_error job-transfer-past-64-bits "a transfer of this job passes what 64 bits hold" \
+  run1 traffic "$src/configs/examples/qwen-64.toml" --set job.micro_batch_tokens=10000000000000
+
+# A run that fails at its end (here: simulated time runs out at 1 bit/s)
+# says why, and with --force its results go to FILE.partial, never over FILE.
+for ext in h5 csv; do
+  good="$dir/failed-run.$ext"
+  rm -f "$good" "$good.partial"
+  run1 run "$fig_a" -q -o "$good" >/dev/null 2>&1
+  before=$(md5sum <"$good")
+  expect_error "run-out-of-time-$ext" "times past 2^63 ps (about 106 days) cannot be represented" \
+    run1 run "$fig_a" -q -o "$good" --force --set topology.link_rate=1bps --set output.link_util_top=0
+  if [ "$(md5sum <"$good")" = "$before" ] && [ -s "$good.partial" ]; then
+    echo "ok   a failed --force run keeps $(basename "$good") and leaves its results in $(basename "$good").partial"
+    passed=$((passed + 1))
+  else
+    echo "FAIL a failed --force run replaced $(basename "$good") or left no .partial"; failed=$((failed + 1))
+  fi
+done
+
 expect_error lookahead-violation-stops-all "inside the lookahead window" probe 3
 expect_error lookahead-violation-2-ranks "stopping all ranks" probe 2
 

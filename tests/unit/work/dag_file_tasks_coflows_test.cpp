@@ -16,6 +16,7 @@ namespace {
 
 using namespace dag_file_test;
 using shoal::test::error_of;
+using shoal::test::Has;
 
 TEST_F(DagFile, Tasks) {
   const Dag dag = load(R"(# three tasks on one GPU
@@ -219,11 +220,11 @@ flows = [{ src = 0, dst = 1, bytes = "1B" }]
                 "unique)");
 }
 
-TEST_F(DagFile, EmptyFile) {
-  const Dag dag = load("# nothing here\n");
-  EXPECT_TRUE(dag.tasks().empty());
-  EXPECT_TRUE(dag.coflows().empty());
-  EXPECT_EQ(dag.gpus_used(), 0u);
+TEST_F(DagFile, AFileWithNothingToSimulateIsAnError) {
+  // An empty file is far more often the wrong file than a study of nothing.
+  EXPECT_TRUE(Has(error_of([&] { load("# nothing here\n"); }),
+                  "holds no [[task]], [[coflow]] or [[pattern]] entry: nothing to simulate"));
+  EXPECT_TRUE(Has(error_of([&] { load("task = []\n"); }), "nothing to simulate"));
 }
 
 }  // namespace
