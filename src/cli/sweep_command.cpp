@@ -158,8 +158,12 @@ int check(const core::Comm& world, const config::Sweep& sweep) {
     const bool ok = setup_everywhere(world, [&] {
       try {
         read_config(sweep.base, point.overrides, world.size(), setup);
+        if (setup.policies.size() > 1) {  // as run_simulation refuses it
+          throw Error("runs one policy; sweep policy.name instead of giving policy.compare");
+        }
       } catch (const Error& e) {
-        throw Error("point " + std::to_string(i) + " (" + point.name + "): " + e.what());
+        throw Error("sweep " + sweep.path + ", point " + std::to_string(i) + " (" + point.name +
+                    "): " + e.what());
       }
     });
     if (!ok) return 1;

@@ -30,6 +30,12 @@ void read_parallelism(config::ConfigFile& c, std::string_view t, ParallelSpec& p
   // (tp = pp = 65536 made tp x pp 0, and a division by it crashed).
   constexpr std::uint64_t kMaxGpus = std::uint64_t{1} << 20;
   const auto where = "config " + c.path() + ": " + std::string(t) + ".";
+  // Zero where it means nothing derived, named at the key that set it: a run
+  // config's [job] table overrides a job file, which resolve() would blame.
+  for (const char* key :
+       {"tp", "pp", "ep", "cp", "micro_batches", "micro_batch_tokens", "iterations"}) {
+    if (c.integer(t, key) == 0) throw Error(where + key + " must be positive");
+  }
   for (const auto& [key, value] : {std::pair{"tp", p.tp},
                                    {"pp", p.pp},
                                    {"ep", p.ep},

@@ -78,7 +78,9 @@ void JobSpec::resolve(std::uint32_t fabric_gpus, std::uint32_t gpus_per_server) 
   if (m.experts > 0 && (m.top_k == 0 || m.top_k > m.experts || m.expert_ffn == 0)) {
     throw Error(where + "model.moe: top_k must be between 1 and experts, expert_ffn positive");
   }
-  if (m.experts == 0 && m.ffn == 0) throw Error(where + "model.ffn must be positive");
+  if (m.experts == 0 && m.ffn == 0) {
+    throw Error(where + "model.ffn must be positive in a dense model (moe.experts = 0)");
+  }
   if (m.dense_layers > m.layers) throw Error(where + "model.moe.dense_layers exceeds layers");
   if (m.dense_layers > 0 && m.ffn == 0) {
     throw Error(where + "model.ffn must be positive for the dense layers");

@@ -285,6 +285,11 @@ expect_error workload-json-cut "workload $dir/cut.json, byte 13: not valid JSON 
   run1 workload check "$dir/cut.json"
 expect_error job-compute-past-64-bits "a layer's compute would take" \
   run1 traffic "$src/configs/examples/qwen-64.toml" --set job.micro_batch_tokens=99999999999
+printf '[sweep]\nbase = "%s"\n[axes]\npolicy.compare = [["fair", "lina"]]\n' "$fig_a" >"$dir/compare-sweep.toml"
+expect_error sweep-check-compare "sweep $dir/compare-sweep.toml, point 0 (compare-fair+lina): runs one policy; sweep policy.name instead" \
+  run1 sweep "$dir/compare-sweep.toml" --check
+expect_error job-zero-from-run-config "config $src/configs/examples/qwen-64.toml: job.pp must be positive" \
+  run1 traffic "$src/configs/examples/qwen-64.toml" --set job.pp=0
 expect_error traffic-memory-guard "over run.memory_limit = 200 MiB; raise the limit or use a smaller workload" \
   run1 traffic "$src/configs/examples/qwen-64.toml" --set job.micro_batches=10000 --set run.memory_limit=200MiB
 expect_error job-transfer-past-64-bits "a transfer of this job passes what 64 bits hold" \

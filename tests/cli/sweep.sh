@@ -112,7 +112,7 @@ expect_error() {  # expect_error WHAT PATTERN COMMAND...
 expect_error "a point out of range" "point 4 does not exist (0 to 3)" "$shoal" sweep "$sweep" --point 4
 expect_error "an unknown point name" "no point named \"policy-x\"" "$shoal" sweep "$sweep" --point policy-x
 printf '[sweep]\nbase = "%s"\n[axes]\ntopology.link_rat = ["100Gbps"]\n' "$src/configs/sweeps/tiny-base.toml" >typo.toml
-expect_error "a misspelt swept key" "point 0 (link-rat-100Gbps): config" "$shoal" sweep typo.toml --check
+expect_error "a misspelt swept key" "sweep typo.toml, point 0 (link-rat-100Gbps): config" "$shoal" sweep typo.toml --check
 sed -e 's/^name = "fair"/compare = ["fair", "hermod"]/' -e "s|^job = .*|job = \"$src/jobs/qwen1.5-moe-a2.7b.toml\"|" \
   "$src/configs/sweeps/tiny-base.toml" >compare-base.toml
 printf '[sweep]\nbase = "compare-base.toml"\n[axes]\ntopology.link_rate = ["100Gbps"]\n' >compare.toml

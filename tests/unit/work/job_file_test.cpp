@@ -176,6 +176,11 @@ TEST(JobFile, RunConfigJobTableOverridesIt) {
   std::ofstream(run.path()) << "[job]\nlayers = -1\n";
   config::ConfigFile bad_config(run.path());
   EXPECT_TRUE(Has(error_of([&] { apply_job_overrides(bad_config, "job", spec); }), "job.layers"));
+  // A zero is named at the run config's key, not later against the job file.
+  std::ofstream(run.path()) << "[job]\npp = 0\n";
+  config::ConfigFile zero(run.path());
+  EXPECT_EQ(error_of([&] { apply_job_overrides(zero, "job", spec); }),
+            "config " + run.path() + ": job.pp must be positive");
 }
 
 }  // namespace
