@@ -18,7 +18,9 @@
 #include "shoal/config/sweep_file.hpp"
 #include "shoal/core/error.hpp"
 #include "shoal/core/files.hpp"
+#include "shoal/core/sha256.hpp"
 #include "shoal/output/hdf5_status.hpp"
+#include "shoal/output/run_record.hpp"
 #include "shoal/topo/fabric_config.hpp"
 
 namespace shoal::cli {
@@ -69,6 +71,30 @@ std::size_t find_point(const config::Sweep& sweep, const std::string& text) {
   throw Error("sweep " + sweep.path + ": no point named \"" + text + "\" (see --list)");
 }
 
+/// Why a completed point's file is not this point's result any more, or ""
+/// where it is: the config it was run from (the base with the point's
+/// values) or an input file it read (a job file, a routing file) changed since.
+std::string stale_reason(const config::Sweep& sweep, const PointInfo& info) {
+  output::RunRecord record;
+  try {
+    record = output::read_run_record(info.file);
+  } catch (const Error&) {
+    return {};  // a file from before /meta kept its config: nothing to compare
+  }
+  const config::ConfigFile config(sweep.base, info.point.overrides);
+  if (record.config_resolved != config.resolved_text()) {
+    return "its config differs from the point's (the base config, [set] or an axis changed)";
+  }
+  for (const config::InputSnapshot& in : record.inputs) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(in.file.path, ec)) continue;  // moved: not ours to judge
+    if (core::sha256_file(in.file.path) != in.sha256) {
+      return "its " + in.file.role + " " + in.file.path + " has changed since";
+    }
+  }
+  return {};
+}
+
 /// The status as rank 0 sees the shared file system, the same on every rank.
 output::RunFileStatus shared_status(const core::Comm& world, const std::string& file) {
   std::uint64_t mine = 0;
@@ -83,6 +109,17 @@ output::RunFileStatus shared_status(const core::Comm& world, const std::string& 
 int run_point(const core::Comm& world, const config::Sweep& sweep, const PointInfo& info,
               const SweepArgs& args, const GlobalOptions& global) {
   if (shared_status(world, info.file) == output::RunFileStatus::kComplete) {
+    // A result of another config is neither skipped as this point's nor
+    // overwritten: the user decides what becomes of it.
+    const bool current = setup_everywhere(world, [&] {
+      if (world.rank() != 0) return;
+      if (const std::string why = stale_reason(sweep, info); !why.empty()) {
+        throw Error("sweep " + sweep.path + ", point " + std::to_string(info.point.index) + " (" +
+                    info.point.name + "): " + info.file + " is a completed run, but " + why +
+                    "; move the file away to run the point again");
+      }
+    });
+    if (!current) return 1;
     if (world.rank() == 0) {
       fmt::print("point {} ({}): already done, skipped ({})\n", info.point.index, info.point.name,
                  info.file);
@@ -202,10 +239,14 @@ int sweep_main(const core::Comm& world, const SweepArgs& args, const GlobalOptio
     fmt::print("# index name gpus ranks status file\n");
     for (const PointInfo& info : infos) {
       const output::RunFileStatus status = output::run_file_status(info.file);
-      const bool running =
-          status != output::RunFileStatus::kComplete && core::FileLock::held(info.file + ".lock");
+      const bool done = status == output::RunFileStatus::kComplete;
+      const bool running = !done && core::FileLock::held(info.file + ".lock");
+      const bool stale = done && !stale_reason(sweep, info).empty();
       fmt::print("{} {} {} {} {} {}\n", info.point.index, info.point.name, info.gpus, info.ranks,
-                 running ? "running" : output::to_string(status), info.file);
+                 running ? "running"
+                 : stale ? "stale"
+                         : output::to_string(status),
+                 info.file);
     }
     return 0;
   }

@@ -75,6 +75,22 @@ else
   fail "resume: $(cat resume.txt)"
 fi
 
+# A completed file of another config (here [set] changed) is neither skipped
+# as the point's result nor overwritten: --list says stale, running the point
+# fails naming the file and why, and submit-sweep submits nothing.
+sed -e "s|^base = .*|base = \"$src/configs/sweeps/tiny-base.toml\"|" -e 's/^run.seed = 7/run.seed = 8/' \
+  "$sweep" >stale.toml
+rc=0; "$shoal" sweep stale.toml --point 0 --results one 2>stale.err >/dev/null || rc=$?
+rc2=0; SHOAL_BIN=$shoal SHOAL_RESULTS=one "$src/slurm/submit-sweep" stale.toml >/dev/null 2>submit.err || rc2=$?
+if [ "$("$shoal" sweep stale.toml --list --results one | grep -v '^#' | awk '{print $5}' | sort -u)" = stale ] &&
+  [ "$rc" -ne 0 ] && grep -q "one/link-rate-100Gbps_policy-fair.h5 is a completed run, but its config differs from the point's" stale.err &&
+  [ "$rc2" -ne 0 ] && grep -q "point(s) .* hold completed results of another config" submit.err &&
+  "$shoal" sweep "$sweep" --list --results one | grep -v '^#' | awk '{print $5}' | sort -u | grep -qx done; then
+  ok "a completed file of another config: stale, refused by --point and submit-sweep, kept"
+else
+  fail "stale results: exit $rc ($(cat stale.err)), submit-sweep exit $rc2 ($(cat submit.err))"
+fi
+
 # The same point started twice at once (two overlapping submit-sweep calls):
 # the second exits 0 at once, naming the run that holds the point; --list
 # says running; the first finishes and leaves no lock behind.
