@@ -3,7 +3,6 @@
 
 #include <gtest/gtest.h>
 
-#include <limits>
 #include <span>
 #include <string>
 #include <string_view>
@@ -178,19 +177,6 @@ TEST(Dag, Empty) {
   EXPECT_FALSE(dag.find("x").has_value());
   dag.resolve();
   dag.validate(1);  // nothing to check
-}
-
-TEST(Dag, BytesPastSixtyFourBitsAreRefusedNotWrapped) {
-  Dag dag;
-  const Bytes half = std::numeric_limits<Bytes>::max() / 2 + 1;
-  const std::vector<Flow> one{{0, 1, half}};
-  dag.add_coflow("a", {}, 0, one, {});
-  EXPECT_EQ(dag.total_bytes(), half);
-  EXPECT_TRUE(Has(error_of([&] { dag.add_coflow("b", {}, 0, one, {}); }),
-                  "workload: its bytes pass what 64 bits hold"));
-  const std::vector<Flow> two{{0, 1, half}, {1, 0, half}};
-  EXPECT_TRUE(Has(error_of([&] { Dag().add_coflow("c", {}, 0, two, {}); }),
-                  "workload: its bytes pass what 64 bits hold"));
 }
 
 TEST(Dag, FindAndName) {
