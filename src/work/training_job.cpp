@@ -28,11 +28,12 @@ void check_magnitudes(const JobSpec& job, const std::string& where) {
       std::max<Wide>(m.ffn, Wide(m.shared_ffn) + Wide(m.experts) * Wide(m.expert_ffn));
   const Wide layer_params = 4 * hidden * hidden + 3 * hidden * ffn_width + hidden * m.experts;
   const Wide params = Wide(m.layers) * layer_params + 2 * hidden * Wide(m.vocab);
-  const Wide gpus = std::max<Wide>(Wide(p.tp) * p.cp * p.pp * std::max<Wide>(p.dp, 1), 1);
-  // A coflow's bytes: at most every GPU sending a micro-batch's activations
-  // to each of its experts, or the model's gradients.
+  // A coflow's bytes: at most each GPU of a group (EP, TP or a CP ring)
+  // sending a micro-batch's activations to each of its experts, or the
+  // model's gradients around a ring.
+  const Wide group = std::max<Wide>({Wide(p.ep), Wide(p.tp), Wide(p.cp), 2});
   const Wide activations = tokens * hidden * dtype * std::max<Wide>(m.top_k, 1);
-  if (!(gpus * activations <= kLimit) || !(params * dtype <= kLimit)) {
+  if (!(group * activations <= kLimit) || !(2 * params * dtype <= kLimit)) {
     throw Error(where + "a transfer of this job passes what 64 bits hold (2^62 bytes): check " +
                 "model.hidden, ffn, expert_ffn, experts, vocab, layers, dtype_bytes and " +
                 "parallelism.micro_batch_tokens");
