@@ -304,7 +304,7 @@ for ext in h5 csv; do
   before=$(md5sum <"$good")
   expect_error "run-out-of-time-$ext" "times past 2^63 ps (about 106 days) cannot be represented" \
     run1 run "$fig_a" -q -o "$good" --force --set topology.link_rate=1bps --set output.link_util_top=0
-  if [ "$(md5sum <"$good")" = "$before" ] && [ -s "$good.partial" ]; then
+  if [ -s "$good" ] && [ "$(md5sum <"$good")" = "$before" ] && [ -s "$good.partial" ]; then
     echo "ok   a failed --force run keeps $(basename "$good") and leaves its results in $(basename "$good").partial"
     passed=$((passed + 1))
   else
