@@ -318,10 +318,7 @@ int run_simulation(const core::Comm& world, const RunArgs& args, const GlobalOpt
       setup.overrides = args.overrides;
       setup.sweep_point = args.sweep_point;
       setup.rerun_of = args.rerun_of;
-      if (!args.sweep_point.empty() && setup.policies.size() > 1) {
-        throw Error("sweep point " + args.sweep_point +
-                    ": runs one policy; sweep policy.name instead of giving policy.compare");
-      }
+      if (!args.sweep_point.empty()) require_one_policy(setup, "sweep point " + args.sweep_point);
     });
     // The rule the ranks' fragments share, once every rank has built its own,
     // and the milestones' nodes. Then no name is looked up again, no rank

@@ -74,6 +74,20 @@ bool place_weighted(const core::Comm& comm, exec::RunSetup& setup, int ranks, bo
   return placed;
 }
 
+void require_one_policy(const RunSetup& setup, const std::string& what) {
+  if (setup.policies.size() > 1) {
+    throw Error((what.empty() ? std::string() : what + ": ") +
+                "runs one policy; sweep policy.name instead of giving policy.compare");
+  }
+}
+
+void read_config_guarded(const std::string& path, const std::vector<std::string>& overrides,
+                         int ranks_on_node, RunSetup& setup) {
+  setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
+  read_config(path, overrides, 1, setup);
+  setup.dag.set_growth_check({});
+}
+
 void read_config(const std::string& path, const std::vector<std::string>& overrides, int ranks,
                  RunSetup& setup, const std::map<std::string, std::string>& input_map,
                  const std::string& shown_as) {

@@ -28,6 +28,16 @@ void read_config(const std::string& path, const std::vector<std::string>& overri
                  RunSetup& setup, const std::map<std::string, std::string>& input_map = {},
                  const std::string& shown_as = {});
 
+/// A sweep point runs one policy: an Error (`what`: the point, as the message
+/// begins, or "" where the caller names it) when the config compares several.
+void require_one_policy(const RunSetup& setup, const std::string& what);
+
+/// read_config on one rank under the guard `shoal run` puts on the DAG's
+/// growth (dag_growth_guard): a workload too large for the memory stops
+/// with a message.
+void read_config_guarded(const std::string& path, const std::vector<std::string>& overrides,
+                         int ranks_on_node, RunSetup& setup);
+
 /// The slices of a pilot run's time that the weighted partition balances.
 inline constexpr std::size_t kPilotSlices = 64;
 

@@ -174,9 +174,7 @@ void prepare(const core::Comm& world, const ScaleArgs& args, Prepared& prep) {
   const auto start = std::chrono::steady_clock::now();
   RunSetup& setup = prep.setup;
   const int ranks_on_node = world.ranks_on_node();
-  setup.dag.set_growth_check(dag_growth_guard(ranks_on_node, setup));
-  read_config(args.config, args.overrides, 1, setup);
-  setup.dag.set_growth_check({});
+  read_config_guarded(args.config, args.overrides, ranks_on_node, setup);
   setup.dag.drop_names();  // as `shoal run` does: the run looks no name up
   core::release_free_heap();
   setup.engine.progress = args.progress && world.rank() == 0;

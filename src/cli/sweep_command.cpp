@@ -42,6 +42,7 @@ struct PointInfo {
   std::string file;
   std::uint64_t gpus = 0;
   int ranks = 1;
+  std::string config_resolved;  // the point's config as /meta records it
 };
 
 PointInfo describe(const config::Sweep& sweep, std::size_t index, const std::string& results) {
@@ -51,6 +52,7 @@ PointInfo describe(const config::Sweep& sweep, std::size_t index, const std::str
   // The fabric alone (cheap) gives the GPU count that sizes the point's ranks.
   config::ConfigFile config(sweep.base, info.point.overrides);
   info.gpus = topo::build_fabric(config).gpu_count();
+  info.config_resolved = config.resolved_text();
   if (sweep.ranks) {
     info.ranks = *sweep.ranks;
   } else if (sweep.gpus_per_rank > 0) {
@@ -74,15 +76,14 @@ std::size_t find_point(const config::Sweep& sweep, const std::string& text) {
 /// Why a completed point's file is not this point's result any more, or ""
 /// where it is: the config it was run from (the base with the point's
 /// values) or an input file it read (a job file, a routing file) changed since.
-std::string stale_reason(const config::Sweep& sweep, const PointInfo& info) {
+std::string stale_reason(const PointInfo& info) {
   output::RunRecord record;
   try {
     record = output::read_run_record(info.file);
   } catch (const Error&) {
     return {};  // a file from before /meta kept its config: nothing to compare
   }
-  const config::ConfigFile config(sweep.base, info.point.overrides);
-  if (record.config_resolved != config.resolved_text()) {
+  if (record.config_resolved != info.config_resolved) {
     return "its config differs from the point's (the base config, [set] or an axis changed)";
   }
   for (const config::InputSnapshot& in : record.inputs) {
@@ -113,7 +114,7 @@ int run_point(const core::Comm& world, const config::Sweep& sweep, const PointIn
     // overwritten: the user decides what becomes of it.
     const bool current = setup_everywhere(world, [&] {
       if (world.rank() != 0) return;
-      if (const std::string why = stale_reason(sweep, info); !why.empty()) {
+      if (const std::string why = stale_reason(info); !why.empty()) {
         throw Error("sweep " + sweep.path + ", point " + std::to_string(info.point.index) + " (" +
                     info.point.name + "): " + info.file + " is a completed run, but " + why +
                     "; move the file away to run the point again");
@@ -195,9 +196,7 @@ int check(const core::Comm& world, const config::Sweep& sweep) {
     const bool ok = setup_everywhere(world, [&] {
       try {
         read_config(sweep.base, point.overrides, world.size(), setup);
-        if (setup.policies.size() > 1) {  // as run_simulation refuses it
-          throw Error("runs one policy; sweep policy.name instead of giving policy.compare");
-        }
+        require_one_policy(setup, "");  // as running the point does
       } catch (const Error& e) {
         throw Error("sweep " + sweep.path + ", point " + std::to_string(i) + " (" + point.name +
                     "): " + e.what());
@@ -241,7 +240,7 @@ int sweep_main(const core::Comm& world, const SweepArgs& args, const GlobalOptio
       const output::RunFileStatus status = output::run_file_status(info.file);
       const bool done = status == output::RunFileStatus::kComplete;
       const bool running = !done && core::FileLock::held(info.file + ".lock");
-      const bool stale = done && !stale_reason(sweep, info).empty();
+      const bool stale = done && !stale_reason(info).empty();
       fmt::print("{} {} {} {} {} {}\n", info.point.index, info.point.name, info.gpus, info.ranks,
                  running ? "running"
                  : stale ? "stale"

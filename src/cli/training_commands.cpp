@@ -13,7 +13,6 @@
 #include <span>
 
 #include "commands.hpp"
-#include "memory_guard.hpp"
 #include "run_config.hpp"
 #include "shoal/cli/guard.hpp"
 #include "shoal/core/error.hpp"
@@ -33,17 +32,9 @@ struct TrainingArgs {
   bool force = false;
 };
 
-/// Reads the config on one rank, under the guard `shoal run` puts on the
-/// DAG's growth: a job too large for the memory stops with a message.
-void read_guarded(const TrainingArgs& args, RunSetup& setup) {
-  setup.dag.set_growth_check(dag_growth_guard(1, setup));
-  read_config(args.config, args.overrides, 1, setup);
-  setup.dag.set_growth_check({});
-}
-
 RunSetup read_training(const TrainingArgs& args) {
   RunSetup setup;
-  read_guarded(args, setup);
+  read_config_guarded(args.config, args.overrides, 1, setup);
   if (setup.jobs.empty()) {
     throw Error("config " + args.config +
                 ": the workload has no training job ([workload] job or jobs)");
@@ -160,7 +151,7 @@ int dag_chakra(const TrainingArgs& args) {
   }
   core::require_new_output(args.output + ".0.et", args.force, "-o");
   RunSetup setup;
-  read_guarded(args, setup);
+  read_config_guarded(args.config, args.overrides, 1, setup);
   const work::GpuId gpus = setup.dag.gpus_used();
   const std::vector<std::string> files = work::chakra_export_files(args.output, gpus);
   for (const std::string& file : files) core::require_new_output(file, args.force, "-o");

@@ -14,14 +14,16 @@ namespace shoal::work {
 namespace {
 
 void read_parallelism(config::ConfigFile& c, std::string_view t, ParallelSpec& p) {
-  read_count(c, t, "tp", p.tp);
-  read_count(c, t, "pp", p.pp);
-  read_count(c, t, "ep", p.ep);
-  read_count(c, t, "cp", p.cp);
-  read_count(c, t, "dp", p.dp);
-  read_count(c, t, "micro_batches", p.micro_batches);
-  read_count(c, t, "micro_batch_tokens", p.micro_batch_tokens);
-  read_count(c, t, "iterations", p.iterations);
+  // Positive where zero means nothing: a run config's [job] table overrides a
+  // job file, which resolve() would otherwise blame for the zero.
+  read_positive_count(c, t, "tp", p.tp);
+  read_positive_count(c, t, "pp", p.pp);
+  read_positive_count(c, t, "ep", p.ep);
+  read_positive_count(c, t, "cp", p.cp);
+  read_count(c, t, "dp", p.dp);  // 0: derived
+  read_positive_count(c, t, "micro_batches", p.micro_batches);
+  read_positive_count(c, t, "micro_batch_tokens", p.micro_batch_tokens);
+  read_positive_count(c, t, "iterations", p.iterations);
   read_count(c, t, "extra_warmup", p.extra_warmup);
   read_count(c, t, "first_gpu", p.first_gpu);
   read_count(c, t, "gpus", p.gpus);
@@ -30,12 +32,6 @@ void read_parallelism(config::ConfigFile& c, std::string_view t, ParallelSpec& p
   // (tp = pp = 65536 made tp x pp 0, and a division by it crashed).
   constexpr std::uint64_t kMaxGpus = std::uint64_t{1} << 20;
   const auto where = "config " + c.path() + ": " + std::string(t) + ".";
-  // Zero where it means nothing derived, named at the key that set it: a run
-  // config's [job] table overrides a job file, which resolve() would blame.
-  for (const char* key :
-       {"tp", "pp", "ep", "cp", "micro_batches", "micro_batch_tokens", "iterations"}) {
-    if (c.integer(t, key) == 0) throw Error(where + key + " must be positive");
-  }
   for (const auto& [key, value] : {std::pair{"tp", p.tp},
                                    {"pp", p.pp},
                                    {"ep", p.ep},

@@ -28,4 +28,16 @@ void read_count(config::ConfigFile& c, std::string_view table, std::string_view 
   }
 }
 
+/// read_count for a value where zero means nothing (no "derived" default):
+/// a zero is named at the key that set it, not later where it is used.
+template <class T>
+void read_positive_count(config::ConfigFile& c, std::string_view table, std::string_view key,
+                         T& out) {
+  if (c.integer(table, key) == 0) {
+    throw Error("config " + c.path() + ": " + std::string(table) + "." + std::string(key) +
+                " must be positive");
+  }
+  read_count(c, table, key, out);
+}
+
 }  // namespace shoal::work
