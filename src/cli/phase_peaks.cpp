@@ -4,6 +4,8 @@
 #include <fstream>
 #include <string_view>
 
+#include <spdlog/spdlog.h>
+
 #include "shoal/core/units.hpp"
 
 namespace shoal::cli {
@@ -37,6 +39,11 @@ std::string PhasePeaks::report(const core::Comm& comm) const {
   const std::uint64_t whole = *std::max_element(largest.begin(), largest.end());
   if (whole == 0) return {};
   auto mb = [](std::uint64_t bytes) { return format_bytes_decimal(static_cast<Bytes>(bytes)); };
+  // Each rank's own figures (the log names the rank): which is the largest, and where.
+  spdlog::debug("this rank's peak resident memory: {} once built{}, {} at the end",
+                mb(peak_[kBuild]),
+                peak_[kPilot] > 0 ? ", " + mb(peak_[kPilot]) + " after the pilot" : std::string(),
+                mb(peak_[kRun]));
   const bool own = comm.min(std::int64_t{own_}) != 0;
   std::string text = "peak resident memory " + std::string(own ? "" : "of the process ") +
                      mb(whole) + (comm.size() > 1 ? " on the largest rank" : std::string());
