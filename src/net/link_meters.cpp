@@ -10,8 +10,15 @@ LinkMeters::LinkMeters(const topo::Fabric& fabric, const NetworkOptions& options
                        const std::function<bool(LinkId)>& sends_here,
                        const std::vector<BitsPerSecond>& perturbed_rate) {
   if (!options.record) return;
-  tallies_.resize(fabric.link_count());
-  busy_time_.assign(fabric.link_count(), 0);
+  tallies_ = core::SparseArray<LinkTally>(fabric.link_count());
+  busy_time_ = core::SparseArray<std::uint64_t>(fabric.link_count());
+  sent_here_.assign(fabric.link_count(), false);
+  for (LinkId l = 0; l < fabric.link_count(); ++l) {
+    if (!sends_here(l)) continue;
+    sent_here_[l] = true;
+    tallies_.construct(l);
+    busy_time_.construct(l);
+  }
   binning_ = options.link_util_bin > 0 && options.link_util_top > 0;
   if (!binning_) return;
   // A column per link sent on here; the counters' width from the most any of

@@ -144,13 +144,13 @@ std::uint64_t Ports::estimate_bytes(const topo::Fabric& fabric, const work::Dag&
       options.instant ? 0
                       : 2 * static_cast<std::uint64_t>(options.buffer_per_class /
                                                        std::max<Bytes>(options.cell_size, 1));
-  // The meters' counters are kept for every link, on every rank: they are
-  // summed onto rank 0 at the end. A link's state is kept where the rank
-  // holds either end: about twice the links it sends on.
-  const std::uint64_t every_link = sizeof(BitsPerSecond) + sizeof(std::int32_t) +
-                                   (options.record ? LinkMeters::kBytesPerLink : 0);
+  // The meters' counters are kept for the links the rank sends on. A link's
+  // state is kept where the rank holds either end: about twice the links it
+  // sends on.
+  const std::uint64_t every_link = sizeof(BitsPerSecond) + sizeof(std::int32_t);
   const std::uint64_t link_sent_on =
-      sizeof(Port) + cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell);
+      sizeof(Port) + (options.record ? LinkMeters::kBytesPerLink : 0) +
+      cells_per_link * (sizeof(core::Event) + PortQueues::kMaxBytesPerCell);
   // Lanes found by hop: a slot per flow of the DAG and hop (counted as if no
   // link fails), on every rank: a switch forwards cells of flows it does not hold.
   const std::uint64_t lane_slots =

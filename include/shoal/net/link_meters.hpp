@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "shoal/core/prefetch.hpp"
+#include "shoal/core/sparse_array.hpp"
 #include "shoal/core/units.hpp"
 #include "shoal/net/link_bins.hpp"
 #include "shoal/net/network_options.hpp"
@@ -28,7 +29,7 @@ class LinkMeters {
              const std::function<bool(topo::LinkId)>& sends_here,
              const std::vector<BitsPerSecond>& perturbed_rate);
 
-  bool on() const { return !tallies_.empty(); }
+  bool on() const { return tallies_.size() > 0; }
   bool binning() const { return binning_; }
 
   /// A cell of `bytes` in class `cls` on `link`, serializing from `start` for `serialize`.
@@ -43,11 +44,12 @@ class LinkMeters {
     core::prefetch(&busy_time_[link]);
   }
 
-  /// Bytes `link` carried in class `cls`, and its time busy (this rank's links).
+  /// Bytes `link` carried in class `cls`, and its time busy: 0 on a link this
+  /// rank does not send on, whose entry is never read (a read would map the page).
   std::uint64_t bytes(topo::LinkId link, int cls) const {
-    return tallies_[link].bytes[static_cast<std::size_t>(cls)];
+    return sent_here_[link] ? tallies_[link].bytes[static_cast<std::size_t>(cls)] : 0;
   }
-  std::uint64_t busy(topo::LinkId link) const { return busy_time_[link]; }
+  std::uint64_t busy(topo::LinkId link) const { return sent_here_[link] ? busy_time_[link] : 0; }
   std::size_t links() const { return tallies_.size(); }
   LinkBins& bins() { return bins_; }
   /// Nothing is sent before `floor` from now on (LinkBins::settle).
@@ -92,9 +94,12 @@ class LinkMeters {
   };
   static_assert(sizeof(LinkTally) == 64);
 
-  std::vector<LinkTally> tallies_;        // by link
-  std::vector<std::uint64_t> busy_time_;  // by link: time spent serializing
-  LinkBins bins_;                         // with link_util_bin > 0 and link_util_top > 0
+  // By link, constructed for the links this rank sends on: a rank's pages,
+  // not every link's counters on every rank.
+  core::SparseArray<LinkTally> tallies_;
+  core::SparseArray<std::uint64_t> busy_time_;  // time spent serializing
+  std::vector<bool> sent_here_;                 // by link: its entries were constructed
+  LinkBins bins_;                               // with link_util_bin > 0 and link_util_top > 0
   bool binning_ = false;
 };
 
