@@ -213,7 +213,8 @@ namespace {
 constexpr std::size_t kReduceBlock = std::size_t{1} << 15;
 
 template <class T, class Op>
-void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::span<T> out, Op op) {
+void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::span<T> out, Op op,
+                    int root = 0) {
   if (comm.size() == 1) {
     std::copy(in.begin(), in.end(), out.begin());
     return;
@@ -221,10 +222,10 @@ void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::s
   // Every rank has the same size; with none, boost would bind a reference to null.
   for (std::size_t first = 0; first < in.size(); first += kReduceBlock) {
     const std::size_t count = std::min(kReduceBlock, in.size() - first);
-    if (comm.rank() == 0) {
-      mpi::reduce(comm, in.data() + first, static_cast<int>(count), out.data() + first, op, 0);
+    if (comm.rank() == root) {
+      mpi::reduce(comm, in.data() + first, static_cast<int>(count), out.data() + first, op, root);
     } else {
-      mpi::reduce(comm, in.data() + first, static_cast<int>(count), op, 0);
+      mpi::reduce(comm, in.data() + first, static_cast<int>(count), op, root);
     }
   }
 }
@@ -232,6 +233,10 @@ void reduce_to_root(const mpi::communicator& comm, std::span<const T> in, std::s
 
 void Comm::sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
   reduce_to_root(impl_->comm, in, out, std::plus<std::uint64_t>());
+}
+
+void Comm::sum_to(int root, std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {
+  reduce_to_root(impl_->comm, in, out, std::plus<std::uint64_t>(), root);
 }
 
 void Comm::sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const {

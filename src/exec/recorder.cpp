@@ -134,11 +134,8 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
   net::LinkMeters& meters = network.meters();
   if (!meters.on()) return r;
   const topo::LinkId links = fabric_.link_count();
-  const bool root = comm.rank() == 0;
-  r.link_bytes.assign(root ? std::size_t{links} * net::kClasses : 0, 0);
-  r.link_busy.assign(root ? links : 0, 0);
-  // A block of links at a time: no rank holds a second copy of every link's counts.
-  constexpr topo::LinkId kBlock = 8192;
+  // A block of links at a time, each summed onto its rank (RunResults::link_block_rank).
+  constexpr topo::LinkId kBlock = RunResults::kLinkBlock;
   std::vector<std::uint64_t> bytes, busy;
   for (topo::LinkId first = 0; first < links; first += kBlock) {
     const topo::LinkId end = std::min(links, first + kBlock);
@@ -148,11 +145,14 @@ RunResults Recorder::results(const core::Comm& comm, net::Network& network) cons
       for (int c = 0; c < net::kClasses; ++c) bytes.push_back(meters.bytes(l, c));
       busy.push_back(meters.busy(l));
     }
-    const auto at = [&](std::vector<std::uint64_t>& out, std::size_t from, std::size_t count) {
-      return root ? std::span(out).subspan(from, count) : std::span<std::uint64_t>();
+    const int owner = RunResults::link_block_rank(first / kBlock, comm.size());
+    const auto room = [&](std::vector<std::uint64_t>& out, std::size_t count) {
+      if (comm.rank() != owner) return std::span<std::uint64_t>();
+      out.resize(out.size() + count);
+      return std::span(out).last(count);
     };
-    comm.sum_to_root(bytes, at(r.link_bytes, std::size_t{first} * net::kClasses, bytes.size()));
-    comm.sum_to_root(busy, at(r.link_busy, first, busy.size()));
+    comm.sum_to(owner, bytes, room(r.link_bytes, bytes.size()));
+    comm.sum_to(owner, busy, room(r.link_busy, busy.size()));
   }
   if (!meters.binning()) return r;
   // Every rank learns every link's total (each link is counted on one rank),

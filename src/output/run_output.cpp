@@ -200,6 +200,34 @@ void RunOutput::attach(exec::Model& model, std::int64_t events_per_rank) {
   }
 }
 
+void RunOutput::write_links(const topo::Fabric& fabric, const exec::RunResults& r) {
+  // Each block of links from the rank its counts were summed onto, in order:
+  // one collective append a block, the others adding no rows.
+  constexpr std::size_t kBlock = exec::RunResults::kLinkBlock;
+  std::vector<LinkRow> rows;
+  std::size_t held = 0;  // this rank's blocks so far: where the block's counts start
+  for (std::size_t first = 0; first < fabric.link_count(); first += kBlock) {
+    const std::size_t end = std::min<std::size_t>(fabric.link_count(), first + kBlock);
+    rows.clear();
+    if (exec::RunResults::link_block_rank(first / kBlock, comm_.size()) == comm_.rank()) {
+      for (auto l = static_cast<topo::LinkId>(first); l < end; ++l, ++held) {
+        const topo::Link& link = fabric.link(l);
+        LinkRow row{l,         link.from, link.to, static_cast<std::uint8_t>(link.tier),
+                    link.rate, 0,         {},      0};
+        for (int c = 0; c < net::kClasses; ++c) {
+          row.bytes_c[c] = r.link_bytes.empty()
+                               ? 0
+                               : static_cast<std::int64_t>(r.link_bytes[held * net::kClasses + c]);
+          row.bytes += row.bytes_c[c];
+        }
+        row.busy_ps = r.link_busy.empty() ? 0 : static_cast<std::int64_t>(r.link_busy[held]);
+        rows.push_back(row);
+      }
+    }
+    file_.append(links_table_, rows.data(), rows.size());
+  }
+}
+
 std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
                               const exec::RunResults& r, const core::RunSummary& summary,
                               const std::string& policy, const sched::CoflowPriorities& priorities,
@@ -264,23 +292,7 @@ std::string RunOutput::finish(const exec::RunSetup& setup, exec::Model& model,
   }
   file_.append(iterations_table_, iterations.data(), iterations.size());
   const topo::Fabric& fabric = *setup.fabric;
-  append_in_blocks<LinkRow>(
-      links_table_, fabric.link_count(),
-      [&](std::size_t first, std::size_t end, std::vector<LinkRow>& rows) {
-        for (auto l = static_cast<topo::LinkId>(first); l < end; ++l) {
-          const topo::Link& link = fabric.link(l);
-          LinkRow row{l,         link.from, link.to, static_cast<std::uint8_t>(link.tier),
-                      link.rate, 0,         {},      0};
-          for (int c = 0; c < net::kClasses; ++c) {
-            row.bytes_c[c] = r.link_bytes.empty()
-                                 ? 0
-                                 : static_cast<std::int64_t>(r.link_bytes[l * net::kClasses + c]);
-            row.bytes += row.bytes_c[c];
-          }
-          row.busy_ps = r.link_busy.empty() ? 0 : static_cast<std::int64_t>(r.link_busy[l]);
-          rows.push_back(row);
-        }
-      });
+  write_links(fabric, r);
   std::vector<LinkUtilRow> util;
   // Wider than [output] link_util_bin where a long run reached link_util_memory.
   const Time width = r.link_util_width > 0 ? r.link_util_width : setup.network.link_util_bin;

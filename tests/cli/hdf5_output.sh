@@ -24,6 +24,10 @@ for n in 1 "$ranks"; do
     --set network.cell_size=16MiB --set network.buffer_per_class=32MiB >/dev/null
   timeout 300 "$mpirun" -np "$n" "$shoal" run "$dir/panel.toml" --quiet -o "$dir/panel-$n.h5" \
     --set run.partition=block --set topology.gpus=8 >/dev/null
+  # More links than one block of the links' counts (4,096, RunResults::kLinkBlock):
+  # the blocks are summed onto different ranks, each writes its own.
+  timeout 300 "$mpirun" -np "$n" "$shoal" run "$src/configs/examples/qwen-1024.toml" --quiet \
+    -o "$dir/large-$n.h5" --set topology.gpus=2048 --set run.end=1ms >/dev/null
 done
 PYTHONPATH="$src/tests/cli" "$py" - "$dir" "$ranks" <<'PY' || failures=$((failures + 1))
 import sys, h5py
@@ -41,6 +45,17 @@ for name in ["training", "widened", "cells"] + ["panel-%s" % p for p in ("fair",
     rows = ", ".join("%s %d" % (k, len(v)) for k, v in a.items())
     print("%s   %s at 1 and %d ranks: %s (%s)" % ("ok" if ok else "FAIL", name, n, "identical" if same else "DIFFERENT", rows))
     bad += not ok
+# Cut at 1 ms (completed = 0), with bytes on links of the blocks of rank 0 and rank 1.
+a, _ = load("%s/large-1.h5" % d)
+b, mb = load("%s/large-%d.h5" % (d, n))
+links = a["links"]
+blocks = {int(i) // 4096 for i in links["id"][links["bytes"] > 0]}
+with h5py.File("%s/large-%d.h5" % (d, n), "r") as f:
+    in_order = (f["links"]["id"][:] == range(len(links))).all()  # rows by id, not just the same set
+ok = not differing(a, b) and mb["ranks"] == n and len(links) > 4096 and {0, 1} <= blocks and in_order
+print("%s   2,048 GPUs to 1 ms at 1 and %d ranks: %s, %d links, bytes in link blocks %s" % (
+    "ok" if ok else "FAIL", n, "identical" if not differing(a, b) else "DIFFERENT", len(links), sorted(blocks)))
+bad += not ok
 # Widened bins: each is the sum of the 100 us bins it covers.
 with h5py.File("%s/training-1.h5" % d, "r") as f, h5py.File("%s/widened-1.h5" % d, "r") as g:
     narrow, wide = f["link_util"][:], g["link_util"][:]

@@ -227,5 +227,22 @@ TEST(EngineMpi, LongReductionsGiveEveryValue) {
   }
 }
 
+// A sum onto each rank in turn (the links' counts go onto rank b % ranks,
+// exec/run_results.hpp): only that rank's output is written, with every value.
+TEST(EngineMpi, ASumOntoAnyRankGivesItEveryValue) {
+  const Comm world = Comm::world();
+  const auto r = static_cast<std::uint64_t>(world.rank());
+  const auto n = static_cast<std::uint64_t>(world.size());
+  constexpr std::size_t kValues = 40'000;  // two blocks of the reduction
+  std::vector<std::uint64_t> mine(kValues);
+  for (std::size_t i = 0; i < kValues; ++i) mine[i] = i * (r + 1);
+  for (int root = 0; root < world.size(); ++root) {
+    std::vector<std::uint64_t> out(world.rank() == root ? kValues : 0, 7);
+    world.sum_to(root, mine, out);
+    if (world.rank() != root) continue;
+    for (std::size_t i = 0; i < kValues; ++i) ASSERT_EQ(out[i], i * n * (n + 1) / 2) << i;
+  }
+}
+
 }  // namespace
 }  // namespace shoal::core

@@ -82,6 +82,8 @@ class Comm {
   double sum(double v) const;
   /// Element-wise sum onto rank 0 (`out` is written only there).
   void sum_to_root(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
+  /// The same onto rank `root` (`out` is written only there).
+  void sum_to(int root, std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
   /// Element-wise sum on every rank.
   void sum_all(std::span<const std::uint64_t> in, std::span<std::uint64_t> out) const;
   /// The same, summed into `values` (no second buffer of their size).

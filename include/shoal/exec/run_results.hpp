@@ -78,7 +78,13 @@ struct RunResults {
   std::int64_t cell_hops = 0;  // cells sent over a link (one per cell and link crossed)
   // Notes that told a rank the destination of a cell whose flow it does not hold.
   std::int64_t routes_noted = 0;
-  // When recording, on rank 0: by link, bytes per class (link * 8 + class) and busy time.
+  // When recording, the links in blocks of kLinkBlock, block b summed onto
+  // rank b % ranks (link_block_rank), so that no rank holds every link's: this
+  // rank's blocks end to end, bytes per class (link * 8 + class) and busy time.
+  static constexpr std::uint32_t kLinkBlock = 4096;
+  static int link_block_rank(std::size_t block, int ranks) {
+    return static_cast<int>(block % static_cast<std::size_t>(ranks));
+  }
   std::vector<std::uint64_t> link_bytes;
   std::vector<std::uint64_t> link_busy;
   // With /link_util bins, on rank 0: the busiest links (by bytes) and, per

@@ -45,21 +45,8 @@ class RunOutput {
   void write_inputs(const exec::RunSetup& setup);
   /// /nodes: every node of the fabric with its name as perturbations spell it.
   void write_nodes(const topo::Fabric& fabric);
-  /// Appends `count` rows to `table` a block at a time, each rank calling
-  /// once a block (a collective call): rank 0 makes each block's rows with
-  /// `make(first, end, rows)` from the results reduced onto it, the others
-  /// none. `count` is the same on every rank. Only a block's rows are ever
-  /// in memory beside the results.
-  template <class Row, class Make>
-  void append_in_blocks(std::size_t table, std::size_t count, Make&& make) {
-    std::vector<Row> rows;
-    for (std::size_t first = 0; first < count; first += Hdf5File::kChunkRows) {
-      const std::size_t end = std::min(count, first + Hdf5File::kChunkRows);
-      rows.clear();
-      if (comm_.rank() == 0) make(first, end, rows);
-      file_.append(table, rows.data(), rows.size());
-    }
-  }
+  /// /links: a row per link with the counts the results hold in blocks.
+  void write_links(const topo::Fabric& fabric, const exec::RunResults& r);
 
   const core::Comm& comm_;
   output::Hdf5File file_;
