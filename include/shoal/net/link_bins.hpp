@@ -121,8 +121,12 @@ class LinkBins {
   }
 
  private:
-  static constexpr std::uint64_t kRowsPerBlock = 64;
-  static constexpr std::uint64_t kLiveBlocks = 4;
+  // A block is a row per bin for every link the rank sends on (4 bytes each),
+  // so its size grows with the rank's links: 16 rows keep the blocks a run
+  // holds to a few hundred KB at 8,192 GPUs on 8 ranks. The estimate allows
+  // for 16 of them at once (the rows 65,536 events may span between settles).
+  static constexpr std::uint64_t kRowsPerBlock = 16;
+  static constexpr std::uint64_t kLiveBlocks = 16;
   /// A block in the scratch file: its counters column by column (kRowsPerBlock
   /// a column), at the width it had after `level` widenings.
   struct Spilled {

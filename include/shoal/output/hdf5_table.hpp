@@ -30,8 +30,11 @@ struct Column {
 
 class Hdf5File {
  public:
-  /// Rows per chunk of every table (each chunk compressed on its own).
-  static constexpr std::size_t kChunkRows = 16384;
+  /// Rows per chunk of every table (each chunk compressed on its own). A
+  /// collective write of a chunk holds it several times over on the rank that
+  /// filters it (the rows, shuffled, deflated, MPI-IO's copy): a chunk of a
+  /// few hundred KB keeps that small beside a rank's share of a large run.
+  static constexpr std::size_t kChunkRows = 4096;
   /// Creates PATH.partial (truncating an old partial file). An existing PATH is
   /// an Error unless `force`.
   Hdf5File(const core::Comm& comm, const std::string& path, bool force);
