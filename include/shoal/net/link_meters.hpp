@@ -50,7 +50,6 @@ class LinkMeters {
     return sent_here_[link] ? tallies_[link].bytes[static_cast<std::size_t>(cls)] : 0;
   }
   std::uint64_t busy(topo::LinkId link) const { return sent_here_[link] ? busy_time_[link] : 0; }
-  std::size_t links() const { return tallies_.size(); }
   LinkBins& bins() { return bins_; }
   /// Nothing is sent before `floor` from now on (LinkBins::settle).
   void settle(Time floor) {
